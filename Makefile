@@ -1,0 +1,31 @@
+# XMemo — the two set-up commands are `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install test unit run requirements clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -U pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,local]'
+	@touch $@
+
+install: $(STAMP)
+
+## make test: create .venv, install everything, run every test (non-zero on any failure)
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+## make unit: only the fast unit tests
+unit: $(STAMP)
+	$(PY) -m pytest -q tests/unit
+
+## make run: the local service on the embedded store
+run: $(STAMP)
+	$(VENV)/bin/xmemo serve
+
+clean:
+	rm -rf $(VENV) .pytest_cache .aws-sam

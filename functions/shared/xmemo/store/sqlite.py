@@ -1,0 +1,414 @@
+"""The embedded store: one SQLite file (WAL) with FTS5 for lexical search and an
+in-process matrix of embeddings for the semantic leg.
+
+Writes are single transactions, so a crash leaves either the whole memory or none of it.
+The vector matrix is a cache rebuilt from the table; it is never the source of truth."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import text
+from ..auth import ReadFilter
+from ..errors import InvalidRequest, StoreUnavailable
+from ..models import Memory, Source
+from .base import Candidates, Hit
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    rowid          INTEGER PRIMARY KEY,
+    reference      TEXT NOT NULL UNIQUE,
+    holder         TEXT NOT NULL,
+    owner          TEXT NOT NULL,
+    team           TEXT,
+    project        TEXT,
+    bucket         TEXT NOT NULL,
+    type           TEXT NOT NULL,
+    location       TEXT NOT NULL,
+    title          TEXT,
+    content        TEXT NOT NULL,
+    tags           TEXT NOT NULL,          -- ' a b ' so a tag test is one instr()
+    boundary       TEXT NOT NULL,
+    source         TEXT NOT NULL,          -- JSON
+    created_at     REAL NOT NULL,          -- epoch seconds, UTC
+    updated_at     REAL NOT NULL,
+    expires_at     REAL,
+    temporary      INTEGER NOT NULL,
+    supersedes     TEXT,
+    superseded_by  TEXT,
+    content_sha256 TEXT NOT NULL,
+    embedding      BLOB                    -- float32, L2-normalised
+);
+CREATE INDEX IF NOT EXISTS memories_holder_created ON memories (holder, created_at DESC);
+CREATE INDEX IF NOT EXISTS memories_dedup
+    ON memories (boundary, bucket, temporary, content_sha256) WHERE superseded_by IS NULL;
+CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL;
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
+    words, stems, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 1);
+"""
+
+_COLUMNS = (
+    "rowid, reference, holder, owner, team, project, bucket, type, location, title, content, tags, "
+    "boundary, source, created_at, updated_at, expires_at, temporary, supersedes, superseded_by, content_sha256"
+)
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def _row_to_memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        reference=row["reference"],
+        type=row["type"],
+        content=row["content"],
+        title=row["title"],
+        location=row["location"],
+        bucket=row["bucket"],
+        owner=row["owner"],
+        team=row["team"],
+        project=row["project"],
+        tags=tuple(row["tags"].split()),
+        boundary=row["boundary"],
+        source=Source(**json.loads(row["source"])),
+        created_at=_dt(row["created_at"]),
+        updated_at=_dt(row["updated_at"]),
+        expires_at=_dt(row["expires_at"]),
+        temporary=bool(row["temporary"]),
+        supersedes=row["supersedes"],
+        superseded_by=row["superseded_by"],
+        content_sha256=row["content_sha256"],
+    )
+
+
+def where_clause(rf: ReadFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """SQL for a `ReadFilter`: the caller's holders, liveness and the request's filters."""
+    a = alias + "."
+    holders = sorted(rf.holders)
+    if not holders:
+        return "0", []
+    sql = [f"{a}holder IN ({','.join('?' * len(holders))})"]
+    params: list[Any] = list(holders)
+    if rf.live_only:
+        sql.append(f"{a}superseded_by IS NULL")
+        sql.append(f"({a}expires_at IS NULL OR {a}expires_at > ?)")
+        params.append(rf.now.timestamp())
+    if not rf.include_temporary:
+        sql.append(f"{a}temporary = 0")
+    for column in ("bucket", "type", "project"):
+        value = getattr(rf, column)
+        if value is not None:
+            sql.append(f"{a}{column} = ?")
+            params.append(value)
+    for tag in rf.tags:
+        sql.append(f"instr({a}tags, ?) > 0")
+        params.append(f" {tag} ")
+    if rf.created_after is not None:
+        sql.append(f"{a}created_at >= ?")
+        params.append(rf.created_after.timestamp())
+    if rf.created_before is not None:
+        sql.append(f"{a}created_at < ?")
+        params.append(rf.created_before.timestamp())
+    return " AND ".join(sql), params
+
+
+def fts_query(terms: list[str], *, strict: bool) -> str:
+    column = "words" if strict else "stems"
+    quoted = " AND ".join if strict else " OR ".join
+    return f"{column} : (" + quoted('"' + t.replace('"', '""') + '"' for t in terms) + ")"
+
+
+class _VectorIndex:
+    """All embeddings as one matrix, plus each row's holder code for the visibility mask."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.max_rowid = 0
+        self.rowids = np.zeros(0, dtype=np.int64)
+        self.holder_codes = np.zeros(0, dtype=np.int32)
+        self.matrix: np.ndarray | None = None
+        self.codes: dict[str, int] = {}
+
+    def _code(self, holder: str) -> int:
+        return self.codes.setdefault(holder, len(self.codes))
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+        if version == self.version:
+            return
+        live = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
+        if live < 0.9 * len(self.rowids):  # many deletions: rebuild instead of carrying stale rows
+            self.__init__()
+        rows = conn.execute(
+            "SELECT rowid, holder, embedding FROM memories WHERE rowid > ? AND embedding IS NOT NULL ORDER BY rowid",
+            (self.max_rowid,),
+        ).fetchall()
+        if rows:
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            if self.matrix is not None and self.matrix.shape[1] != vectors.shape[1]:
+                raise InvalidRequest("stored embeddings have another dimension than the configured embedder")
+            self.matrix = vectors.copy() if self.matrix is None else np.vstack([self.matrix, vectors])
+            self.rowids = np.concatenate([self.rowids, np.array([r[0] for r in rows], dtype=np.int64)])
+            self.holder_codes = np.concatenate(
+                [self.holder_codes, np.array([self._code(r[1]) for r in rows], dtype=np.int32)]
+            )
+            self.max_rowid = int(self.rowids[-1])
+        self.version = version
+
+    def nearest(self, vector: np.ndarray, holders: frozenset[str], k: int) -> list[tuple[int, float]]:
+        """(rowid, cosine) of the k best rows among `holders`, best first."""
+        if self.matrix is None or k <= 0:
+            return []
+        allowed = [self.codes[h] for h in holders if h in self.codes]
+        if not allowed:
+            return []
+        scores = self.matrix @ vector
+        mask = np.isin(self.holder_codes, np.array(allowed, dtype=np.int32))
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            return []
+        sub = scores[idx]
+        if idx.size > k:
+            top = np.argpartition(-sub, k - 1)[:k]
+            idx, sub = idx[top], sub[top]
+        order = np.argsort(-sub, kind="stable")
+        return [(int(self.rowids[idx[i]]), float(sub[i])) for i in order]
+
+
+class SQLiteStore:
+    """`MemoryStore` over one SQLite file. Safe to share across threads of one process;
+    several processes may open the same file (WAL)."""
+
+    def __init__(self, path: str | Path, busy_timeout_ms: int = 5000):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+        )
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
+        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        self._conn.executescript(SCHEMA)
+        self._vectors = _VectorIndex()
+
+    # -- helpers -------------------------------------------------------------------------
+    def _run(self, fn):
+        with self._lock:
+            try:
+                return fn(self._conn)
+            except sqlite3.OperationalError as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                if "locked" in str(exc) or "busy" in str(exc):
+                    raise StoreUnavailable("the embedded store is busy") from None
+                raise
+
+    def _write(self, fn):
+        def tx(conn: sqlite3.Connection):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
+                conn.execute("COMMIT")
+                return result
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+        return self._run(tx)
+
+    def _fetch(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[sqlite3.Row]:
+        return conn.execute(sql, params).fetchall()
+
+    # -- writes --------------------------------------------------------------------------
+    def insert(self, memory: Memory) -> tuple[Memory, bool]:
+        def tx(conn: sqlite3.Connection):
+            existing = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE boundary = ? AND bucket = ? AND temporary = ? "
+                "AND content_sha256 = ? AND superseded_by IS NULL",
+                (memory.boundary, memory.bucket, int(memory.temporary), memory.content_sha256),
+            ).fetchone()
+            if existing is not None:
+                expires = existing["expires_at"]
+                if expires is None or expires > memory.created_at.timestamp():
+                    return _row_to_memory(existing), True
+                self._delete_rowids(conn, [existing["rowid"]])
+            blob = None
+            if memory.embedding is not None:
+                blob = np.asarray(memory.embedding, dtype=np.float32).tobytes()
+            cur = conn.execute(
+                "INSERT INTO memories (reference, holder, owner, team, project, bucket, type, location, title, "
+                "content, tags, boundary, source, created_at, updated_at, expires_at, temporary, supersedes, "
+                "superseded_by, content_sha256, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    memory.reference, memory.holder, memory.owner, memory.team, memory.project, memory.bucket,
+                    memory.type, memory.location, memory.title, memory.content, f" {' '.join(memory.tags)} ",
+                    memory.boundary, memory.source.model_dump_json(), _ts(memory.created_at),
+                    _ts(memory.updated_at), _ts(memory.expires_at), int(memory.temporary), memory.supersedes,
+                    None, memory.content_sha256, blob,
+                ),
+            )
+            indexed = " ".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+            conn.execute(
+                "INSERT INTO memories_fts (rowid, words, stems) VALUES (?, ?, ?)",
+                (cur.lastrowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
+            )
+            if memory.supersedes:
+                conn.execute(
+                    "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE reference = ?",
+                    (memory.reference, _ts(memory.created_at), memory.supersedes),
+                )
+            return memory, False
+
+        return self._write(tx)
+
+    def insert_many(self, memories: Sequence[Memory]) -> list[tuple[Memory, bool]]:
+        """Bulk import: one transaction per call (all or nothing)."""
+        with self._lock:
+            return [self.insert(m) for m in memories]
+
+    @staticmethod
+    def _delete_rowids(conn: sqlite3.Connection, rowids: list[int]) -> None:
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM memories WHERE rowid IN ({marks})", chunk)
+
+    def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
+        where, params = where_clause(rf)
+        if reference is not None:
+            where, params = f"{where} AND m.reference = ?", [*params, reference]
+
+        def tx(conn: sqlite3.Connection) -> int:
+            rowids = [r[0] for r in conn.execute(f"SELECT m.rowid FROM memories m WHERE {where}", params)]
+            self._delete_rowids(conn, rowids)
+            return len(rowids)
+
+        return self._write(tx)
+
+    def purge_expired(self, now: datetime) -> int:
+        def tx(conn: sqlite3.Connection) -> int:
+            rowids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (now.timestamp(),)
+                )
+            ]
+            self._delete_rowids(conn, rowids)
+            return len(rowids)
+
+        return self._write(tx)
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, reference: str, rf: ReadFilter) -> Memory | None:
+        where, params = where_clause(rf)
+        rows = self._run(
+            lambda c: self._fetch(c, f"SELECT {_COLUMNS} FROM memories m WHERE {where} AND m.reference = ?", [*params, reference])
+        )
+        return _row_to_memory(rows[0]) if rows else None
+
+    def list(self, rf: ReadFilter, limit: int, cursor: str | None) -> tuple[list[Memory], str | None]:
+        where, params = where_clause(rf)
+        if cursor:
+            created, rowid = _decode_cursor(cursor)
+            where += " AND (m.created_at < ? OR (m.created_at = ? AND m.rowid < ?))"
+            params += [created, created, rowid]
+        rows = self._run(
+            lambda c: self._fetch(
+                c,
+                f"SELECT {_COLUMNS} FROM memories m WHERE {where} ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
+                [*params, limit + 1],
+            )
+        )
+        more = len(rows) > limit
+        rows = rows[:limit]
+        next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["rowid"]) if more and rows else None
+        return [_row_to_memory(r) for r in rows], next_cursor
+
+    def search(
+        self,
+        text_query: str,
+        vector: Sequence[float] | None,
+        rf: ReadFilter,
+        *,
+        lexical_k: int,
+        semantic_k: int,
+        strict: bool,
+    ) -> Candidates:
+        terms = text.query_terms(text_query, strict=strict)
+        out = Candidates()
+
+        def read(conn: sqlite3.Connection) -> None:
+            if terms and lexical_k > 0:
+                where, params = where_clause(rf)
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, bm25(memories_fts) AS score "
+                    f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+                    f"WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+                    [fts_query(terms, strict=strict), *params, lexical_k],
+                ).fetchall()
+                out.lexical = [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
+            if vector is not None and semantic_k > 0 and not strict:
+                out.semantic = self._nearest(conn, np.asarray(vector, dtype=np.float32), rf, semantic_k)
+
+        self._run(read)
+        return out
+
+    def _nearest(self, conn: sqlite3.Connection, vector: np.ndarray, rf: ReadFilter, k: int) -> list[Hit]:
+        """Nearest neighbours among the caller's holders, then the full filter checked in
+        SQL; widens the candidate set until k survive or none are left."""
+        self._vectors.refresh(conn)
+        where, params = where_clause(rf)
+        want = k * 2 + 8
+        while True:
+            pairs = self._vectors.nearest(vector, rf.holders, want)
+            if not pairs:
+                return []
+            scores = dict(pairs)
+            ids = list(scores)
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories m WHERE {where} AND m.rowid IN ({','.join('?' * len(ids))})",
+                [*params, *ids],
+            ).fetchall()
+            hits = sorted((Hit(_row_to_memory(r), scores[r["rowid"]]) for r in rows), key=lambda h: -h.score)
+            if len(hits) >= k or len(pairs) < want:
+                return hits[:k]
+            want *= 4
+
+    def count(self) -> int:
+        return self._run(lambda c: c.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _encode_cursor(created: float, rowid: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps([created, rowid]).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[float, int]:
+    try:
+        created, rowid = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return float(created), int(rowid)
+    except Exception:
+        raise InvalidRequest("cursor is not one this service issued") from None

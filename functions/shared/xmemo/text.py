@@ -1,0 +1,90 @@
+"""The embedded store's text analysis: accent folding, word tokens, English stems for
+Latin words, and bigrams for Hangul/CJK so partial Korean words match (`작업` finds
+`작업을`). Both indexing and queries go through the same functions."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+_CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+
+STOPWORDS = frozenset(
+    """a an and are as at be been but by did do does for from had has have he her his how i if in
+    into is it its me my of on or our she so that the their them they this to was we were what
+    when where which who why will with you your le la les un une des du de d l et est en dans
+    pour par sur au aux ce cette ces qui que quoi qu il elle ils elles nous vous je tu se sa son
+    ses leur leurs ne pas plus ou où""".split()
+)
+
+
+def fold(word: str) -> str:
+    """Lower-case and strip accents from Latin letters (Hangul is left composed)."""
+    word = unicodedata.normalize("NFKC", word).casefold()
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFD", word)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer (Snowball); imported lazily, no I/O at import time
+
+    return Stemmer.Stemmer("english")
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> list[tuple[str, bool]]:
+    """(token, is_cjk) pairs of folded text, in order."""
+    out: list[tuple[str, bool]] = []
+    for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
+        if m.group("cjk"):
+            out.append((m.group("cjk"), True))
+        else:
+            out.append((fold(m.group("word")), False))
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Surface terms: folded words, CJK runs as bigrams (strict matching)."""
+    out: list[str] = []
+    for tok, cjk in tokens(text):
+        out.extend(_bigrams(tok) if cjk else [tok])
+    return out
+
+
+def stems(text: str) -> list[str]:
+    """Tolerant terms: English Snowball stems of Latin words, CJK runs as bigrams."""
+    out: list[str] = []
+    latin: list[str] = []
+    for tok, cjk in tokens(text):
+        if cjk:
+            out.extend(_bigrams(tok))
+        else:
+            latin.append(tok)
+            out.append("")  # placeholder keeps order
+    stemmed = iter(_stemmer().stemWords(latin)) if latin else iter(())
+    return [t if t else next(stemmed) for t in out]
+
+
+def query_terms(text: str, *, strict: bool) -> list[str]:
+    """Distinct terms of a query. Tolerant queries drop stop words (unless nothing is left)."""
+    terms = words(text) if strict else stems(text)
+    if not strict:
+        kept = [t for t, (w, _) in zip(terms, _aligned(text)) if w not in STOPWORDS]
+        terms = kept or terms
+    return list(dict.fromkeys(terms))
+
+
+def _aligned(text: str) -> list[tuple[str, bool]]:
+    """Surface token for each term `stems` yields (bigrams repeat their run)."""
+    out: list[tuple[str, bool]] = []
+    for tok, cjk in tokens(text):
+        out.extend([(tok, cjk)] * (len(_bigrams(tok)) if cjk else 1))
+    return out

@@ -1,0 +1,328 @@
+"""The tools as plain functions over `Services`: remember, recall, search_memory,
+recall_context, get_memory, list_memories, forget. Handlers, MCP and the CLI call these;
+each checks its own scope, so no surface can skip it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from . import render
+from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
+from .errors import NotFound, OutOfBounds
+from .models import (
+    CONTENT_MAX,
+    TTL_DEFAULT,
+    ContextInput,
+    ForgetInput,
+    GetInput,
+    ListInput,
+    Memory,
+    RecallInput,
+    RememberInput,
+    SearchInput,
+    Source,
+    boundary_of,
+)
+from .ids import new_reference
+from .packing import pack
+from .policy import apply_policy
+from .retrieval import Plan, Ranked, diverse, fuse, lexical_only
+from .services import Services
+
+PACK_VERSION = "1"
+
+
+def content_hash(content: str) -> str:
+    """sha256 of normalized content (NFKC, white space collapsed) for duplicate detection."""
+    normal = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", content)).strip()
+    return hashlib.sha256(normal.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------
+@dataclass
+class RememberResult:
+    memory: Memory
+    duplicate: bool
+    redacted: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        return render.remember_text(self)
+
+    def structured(self) -> dict[str, Any]:
+        return {"memory": self.memory.public_dict(), "duplicate": self.duplicate, "redacted": list(self.redacted)}
+
+
+def remember(svc: Services, principal: Principal, inp: RememberInput, *, agent: str | None = None, session: str | None = None) -> RememberResult:
+    principal.require(WRITE)
+    check_team(principal, inp.team)
+    captured = apply_policy(inp.content, svc.settings.capture_policy)
+    if len(captured.content) > CONTENT_MAX:
+        raise OutOfBounds("content exceeds 8,000 characters once secrets are redacted", {"kinds": list(captured.redacted)})
+    now = svc.clock()
+    if inp.supersedes is not None:
+        rf = read_filter(principal, now, include_temporary=principal.has(TEMPORARY))
+        if svc.store.get(inp.supersedes, rf) is None:
+            raise NotFound()
+    embedding = None
+    if svc.embedder is not None:
+        embedding = tuple(float(x) for x in svc.embedder.embed_passages([captured.content])[0])
+    ttl = (inp.ttl_seconds or TTL_DEFAULT) if inp.temporary else None
+    memory = Memory(
+        reference=new_reference(int(now.timestamp() * 1000)),
+        type=inp.type,
+        content=captured.content,
+        title=inp.title,
+        location=inp.location or inp.bucket,
+        bucket=inp.bucket,
+        owner=principal.owner,
+        team=inp.team,
+        project=inp.project,
+        tags=tuple(dict.fromkeys(inp.tags)),
+        boundary=boundary_of(principal.owner, inp.team, inp.project),
+        source=Source(client_id=principal.client_id, agent=agent, session=session),
+        created_at=now,
+        updated_at=now,
+        expires_at=now + timedelta(seconds=ttl) if ttl else None,
+        temporary=inp.temporary,
+        supersedes=inp.supersedes,
+        content_sha256=content_hash(captured.content),
+        embedding=embedding,
+    )
+    stored, duplicate = svc.store.insert(memory)
+    return RememberResult(stored, duplicate, captured.redacted)
+
+
+# ---------------------------------------------------------------------------------------
+@dataclass
+class SearchResult:
+    hits: list[Ranked]
+    plan: Plan
+    kind: str  # "recall" or "search"
+
+    def text(self) -> str:
+        return render.hits_text(self, "Recall" if self.kind == "recall" else "Search")
+
+    def structured(self) -> dict[str, Any]:
+        return {
+            "results": [
+                {**h.memory.public_dict(), "score": round(h.score, 6)} for h in self.hits
+            ],
+            "retrieval_plan": self.plan.as_dict(),
+        }
+
+
+def _filters_of(inp: Any) -> dict[str, Any]:
+    names = ("bucket", "type", "tags", "team", "project", "include_temporary", "created_after", "created_before")
+    out = {}
+    for n in names:
+        v = getattr(inp, n, None)
+        if v not in (None, [], (), False):
+            out[n] = v.isoformat() if hasattr(v, "isoformat") else (list(v) if isinstance(v, (list, tuple)) else v)
+    return out
+
+
+def _read_filter(svc: Services, principal: Principal, inp: Any):
+    return read_filter(
+        principal,
+        svc.clock(),
+        team=getattr(inp, "team", None),
+        project=getattr(inp, "project", None),
+        bucket=getattr(inp, "bucket", None),
+        type=getattr(inp, "type", None),
+        tags=getattr(inp, "tags", ()),
+        include_temporary=getattr(inp, "include_temporary", False),
+        created_after=getattr(inp, "created_after", None),
+        created_before=getattr(inp, "created_before", None),
+    )
+
+
+def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ranked], Plan]:
+    """The tolerant retrieval `recall` and `recall_context` share: both legs, fused."""
+    principal.require(READ)
+    rf = _read_filter(svc, principal, inp)
+    s = svc.settings
+    vector = svc.embedder.embed_query(inp.query) if svc.embedder is not None else None
+    cands = svc.store.search(
+        inp.query, vector, rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates, strict=False
+    )
+    ranked = fuse(cands, s)
+    plan = Plan(
+        lexical={"mode": "any-term", "candidates": len(cands.lexical)},
+        semantic={
+            "embedder": svc.embedder.name if svc.embedder is not None else "none",
+            "candidates": len(cands.semantic),
+            "floor": s.semantic_floor,
+        },
+        fusion={"method": "rrf", "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
+        filters=_filters_of(inp),
+    )
+    return ranked, plan
+
+
+def recall(svc: Services, principal: Principal, inp: RecallInput) -> SearchResult:
+    ranked, plan = _candidates(svc, principal, inp)
+    return SearchResult(ranked[: inp.limit], plan, "recall")
+
+
+def search_memory(svc: Services, principal: Principal, inp: SearchInput) -> SearchResult:
+    principal.require(READ)
+    rf = _read_filter(svc, principal, inp)
+    cands = svc.store.search(inp.query, None, rf, lexical_k=inp.limit, semantic_k=0, strict=True)
+    plan = Plan(lexical={"mode": "all-terms", "candidates": len(cands.lexical)}, semantic={"used": False}, filters=_filters_of(inp))
+    return SearchResult(lexical_only(cands)[: inp.limit], plan, "search")
+
+
+# ---------------------------------------------------------------------------------------
+@dataclass
+class ContextResult:
+    query: str
+    matched: int
+    budget: dict[str, Any]
+    items: list[dict[str, Any]]
+    context_text: str
+    plan: Plan
+
+    def text(self) -> str:
+        return render.context_text(self)
+
+    def structured(self) -> dict[str, Any]:
+        return {
+            "version": PACK_VERSION,
+            "query": self.query,
+            "retrieval_plan": self.plan.as_dict(),
+            "budget": self.budget,
+            "items": self.items,
+            "context_text": self.context_text,
+        }
+
+
+def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
+    ranked, plan = _candidates(svc, principal, inp)
+    s = svc.settings
+    kept, near_duplicates = diverse(ranked, s.diversity_threshold)
+    plan.diversity = {"method": "word-jaccard", "threshold": s.diversity_threshold, "skipped": near_duplicates}
+    packed = pack(
+        [r.memory.content for r in kept],
+        max_items=inp.max_items,
+        max_tokens=inp.max_tokens,
+        encoding=s.encoding,
+        min_useful_tokens=s.min_useful_tokens,
+    )
+    items = []
+    for p in packed.items:
+        m = kept[p.index].memory
+        items.append(
+            {
+                "reference": m.reference,
+                "type": m.type,
+                "location": m.location,
+                "boundary": m.boundary,
+                "score": round(kept[p.index].score, 6),
+                "tokens": p.tokens,
+                "shortened": p.shortened,
+                "content": p.text,
+                "created_at": m.created_at.isoformat(),
+            }
+        )
+    budget = {
+        "max_items": inp.max_items,
+        "max_tokens": inp.max_tokens,
+        "used_items": len(items),
+        "used_tokens": packed.used_tokens,
+        "dropped": packed.dropped + near_duplicates,
+        "shortened": packed.shortened,
+        "encoding": s.encoding,
+    }
+    return ContextResult(inp.query, len(ranked), budget, items, packed.context_text, plan)
+
+
+# ---------------------------------------------------------------------------------------
+@dataclass
+class MemoryResult:
+    memory: Memory
+
+    def text(self) -> str:
+        m = self.memory
+        return f"Reference: {m.reference} | Type: {m.type} | Location: {m.location} | Boundary: {m.boundary}\n{m.content}"
+
+    def structured(self) -> dict[str, Any]:
+        return {"memory": self.memory.public_dict()}
+
+
+def get_memory(svc: Services, principal: Principal, inp: GetInput) -> MemoryResult:
+    principal.require(READ)
+    rf = read_filter(principal, svc.clock(), include_temporary=principal.has(TEMPORARY))
+    memory = svc.store.get(inp.reference, rf)
+    if memory is None:
+        raise NotFound()
+    return MemoryResult(memory)
+
+
+@dataclass
+class ListResult:
+    memories: list[Memory]
+    next_cursor: str | None
+
+    def text(self) -> str:
+        if not self.memories:
+            return render.NO_MATCH
+        lines = [f"### XMemo Memories", f"Results: {len(self.memories)}"]
+        for n, m in enumerate(self.memories, 1):
+            lines.append(f"{n}. Reference: {m.reference} | Type: {m.type} | Location: {m.location} | Boundary: {m.boundary}")
+        if self.next_cursor:
+            lines.append(f"Next cursor: {self.next_cursor}")
+        return "\n".join(lines)
+
+    def structured(self) -> dict[str, Any]:
+        return {"memories": [m.public_dict() for m in self.memories], "next_cursor": self.next_cursor}
+
+
+def list_memories(svc: Services, principal: Principal, inp: ListInput) -> ListResult:
+    principal.require(READ)
+    rf = _read_filter(svc, principal, inp)
+    memories, cursor = svc.store.list(rf, inp.limit, inp.cursor)
+    return ListResult(memories, cursor)
+
+
+@dataclass
+class ForgetResult:
+    deleted: int
+
+    def text(self) -> str:
+        return f"Deleted: {self.deleted}"
+
+    def structured(self) -> dict[str, Any]:
+        return {"deleted": self.deleted}
+
+
+def forget(svc: Services, principal: Principal, inp: ForgetInput) -> ForgetResult:
+    """Delete by reference (404 when not visible) or by filter (the count, maybe 0).
+    Superseded and expired copies within the caller's reach go too; temporary memories
+    are reached only with the temporary scope, as for reads."""
+    principal.require(WRITE)
+    rf = read_filter(
+        principal,
+        svc.clock(),
+        team=inp.team,
+        project=inp.project,
+        bucket=inp.bucket,
+        type=inp.type,
+        tags=inp.tags,
+        include_temporary=principal.has(TEMPORARY),
+        created_before=inp.created_before,
+        live_only=False,
+    )
+    deleted = svc.store.delete(rf, inp.reference)
+    if inp.reference is not None and deleted == 0:
+        raise NotFound()
+    return ForgetResult(deleted)
+
+
+def purge_expired(svc: Services) -> int:
+    """Scheduled job: delete expired temporary memories."""
+    return svc.store.purge_expired(svc.clock())
