@@ -50,7 +50,8 @@ class MemoryStore(Protocol):
         strict: bool,
     ) -> Candidates:
         """Lexical hits (all terms when `strict`, any term otherwise) and, when a vector is
-        given, nearest neighbours by cosine; both within `rf`."""
+        given, nearest neighbours by cosine; both within `rf`, best first, equal scores
+        newest first (recency is the tie-breaker)."""
 
     def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
         """Delete the memory `reference`, or every memory matching `rf`; the count."""

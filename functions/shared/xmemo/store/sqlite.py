@@ -363,7 +363,7 @@ class SQLiteStore:
                 rows = conn.execute(
                     f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, bm25(memories_fts) AS score "
                     f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-                    f"WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+                    f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
                     [fts_query(terms, strict=strict), *params, lexical_k],
                 ).fetchall()
                 out.lexical = [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
