@@ -240,50 +240,54 @@ class SQLiteStore:
 
     # -- writes --------------------------------------------------------------------------
     def insert(self, memory: Memory) -> tuple[Memory, bool]:
-        def tx(conn: sqlite3.Connection):
-            existing = conn.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE boundary = ? AND bucket = ? AND temporary = ? "
-                "AND content_sha256 = ? AND superseded_by IS NULL",
-                (memory.boundary, memory.bucket, int(memory.temporary), memory.content_sha256),
-            ).fetchone()
-            if existing is not None:
-                expires = existing["expires_at"]
-                if expires is None or expires > memory.created_at.timestamp():
-                    return _row_to_memory(existing), True
-                self._delete_rowids(conn, [existing["rowid"]])
-            blob = None
-            if memory.embedding is not None:
-                blob = np.asarray(memory.embedding, dtype=np.float32).tobytes()
-            cur = conn.execute(
-                "INSERT INTO memories (reference, holder, owner, team, project, bucket, type, location, title, "
-                "content, tags, boundary, source, created_at, updated_at, expires_at, temporary, supersedes, "
-                "superseded_by, content_sha256, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    memory.reference, memory.holder, memory.owner, memory.team, memory.project, memory.bucket,
-                    memory.type, memory.location, memory.title, memory.content, f" {' '.join(memory.tags)} ",
-                    memory.boundary, memory.source.model_dump_json(), _ts(memory.created_at),
-                    _ts(memory.updated_at), _ts(memory.expires_at), int(memory.temporary), memory.supersedes,
-                    None, memory.content_sha256, blob,
-                ),
-            )
-            indexed = " ".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
-            conn.execute(
-                "INSERT INTO memories_fts (rowid, words, stems) VALUES (?, ?, ?)",
-                (cur.lastrowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
-            )
-            if memory.supersedes:
-                conn.execute(
-                    "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE reference = ?",
-                    (memory.reference, _ts(memory.created_at), memory.supersedes),
-                )
-            return memory, False
-
-        return self._write(tx)
+        return self._write(lambda conn: self._insert(conn, memory))
 
     def insert_many(self, memories: Sequence[Memory]) -> list[tuple[Memory, bool]]:
-        """Bulk import: one transaction per call (all or nothing)."""
-        with self._lock:
-            return [self.insert(m) for m in memories]
+        """Bulk import in one transaction: all of the batch or none of it."""
+        return self._write(lambda conn: [self._insert(conn, m) for m in memories])
+
+    def _insert(self, conn: sqlite3.Connection, memory: Memory) -> tuple[Memory, bool]:
+        """One memory, inside the caller's transaction. A reference already stored (a retried
+        or re-imported write) is a duplicate, like the same content in the same place."""
+        same_ref = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE reference = ?", (memory.reference,)).fetchone()
+        if same_ref is not None:
+            return _row_to_memory(same_ref), True
+        existing = conn.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE boundary = ? AND bucket = ? AND temporary = ? "
+            "AND content_sha256 = ? AND superseded_by IS NULL",
+            (memory.boundary, memory.bucket, int(memory.temporary), memory.content_sha256),
+        ).fetchone()
+        if existing is not None:
+            expires = existing["expires_at"]
+            if expires is None or expires > memory.created_at.timestamp():
+                return _row_to_memory(existing), True
+            self._delete_rowids(conn, [existing["rowid"]])
+        blob = None
+        if memory.embedding is not None:
+            blob = np.asarray(memory.embedding, dtype=np.float32).tobytes()
+        cur = conn.execute(
+            "INSERT INTO memories (reference, holder, owner, team, project, bucket, type, location, title, "
+            "content, tags, boundary, source, created_at, updated_at, expires_at, temporary, supersedes, "
+            "superseded_by, content_sha256, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                memory.reference, memory.holder, memory.owner, memory.team, memory.project, memory.bucket,
+                memory.type, memory.location, memory.title, memory.content, f" {' '.join(memory.tags)} ",
+                memory.boundary, memory.source.model_dump_json(), _ts(memory.created_at),
+                _ts(memory.updated_at), _ts(memory.expires_at), int(memory.temporary), memory.supersedes,
+                None, memory.content_sha256, blob,
+            ),
+        )
+        indexed = " ".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, words, stems) VALUES (?, ?, ?)",
+            (cur.lastrowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
+        )
+        if memory.supersedes:
+            conn.execute(
+                "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE reference = ?",
+                (memory.reference, _ts(memory.created_at), memory.supersedes),
+            )
+        return memory, False
 
     @staticmethod
     def _delete_rowids(conn: sqlite3.Connection, rowids: list[int]) -> None:

@@ -1,0 +1,7 @@
+"""`python -m xmemo …` is the `xmemo` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
