@@ -11,7 +11,6 @@ app = api.resolver()
 
 
 @app.delete("/v1/memories/<reference>")
-@api.tracer.capture_method(capture_response=False)
 def forget_reference(reference: str):
     principal = api.authorize(app, WRITE)
     inp = parse_input(ForgetInput, {"reference": api.path_param(app, "reference")})
@@ -21,7 +20,6 @@ def forget_reference(reference: str):
 
 
 @app.post("/v1/forget")
-@api.tracer.capture_method(capture_response=False)
 def forget_by_filter():
     principal = api.authorize(app, WRITE)
     body = api.json_body(app)

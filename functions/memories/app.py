@@ -10,7 +10,6 @@ app = api.resolver()
 
 
 @app.get("/v1/memories")
-@api.tracer.capture_method(capture_response=False)
 def list_memories():
     principal = api.authorize(app, READ)
     inp = parse_input(ListInput, api.query_input(app))
@@ -20,7 +19,6 @@ def list_memories():
 
 
 @app.get("/v1/memories/<reference>")
-@api.tracer.capture_method(capture_response=False)
 def get_memory(reference: str):
     principal = api.authorize(app, READ)
     inp = parse_input(GetInput, {"reference": api.path_param(app, "reference")})

@@ -8,7 +8,6 @@ app = api.resolver()
 
 
 @app.post("/v1/recall")
-@api.tracer.capture_method(capture_response=False)
 def recall():
     principal = api.authorize(app, READ)
     inp = parse_input(RecallInput, api.json_body(app))

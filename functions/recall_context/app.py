@@ -8,7 +8,6 @@ app = api.resolver()
 
 
 @app.post("/v1/context")
-@api.tracer.capture_method(capture_response=False)
 def recall_context():
     principal = api.authorize(app, READ)
     inp = parse_input(ContextInput, api.json_body(app))

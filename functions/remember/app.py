@@ -9,7 +9,6 @@ app = api.resolver()
 
 
 @app.post("/v1/memories")
-@api.tracer.capture_method(capture_response=False)
 def remember():
     principal = api.authorize(app, WRITE)
     inp = parse_input(RememberInput, api.json_body(app))

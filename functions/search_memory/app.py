@@ -8,7 +8,6 @@ app = api.resolver()
 
 
 @app.post("/v1/search")
-@api.tracer.capture_method(capture_response=False)
 def search_memory():
     principal = api.authorize(app, READ)
     inp = parse_input(SearchInput, api.json_body(app))
