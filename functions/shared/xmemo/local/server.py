@@ -206,6 +206,7 @@ class Gateway:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # keep-alive + header/body writes would wait on delayed ACKs (~40 ms)
     server_version = "xmemo-local-gateway"
     gateway: Gateway  # set on the subclass made by make_server
     quiet: bool = False
