@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test unit run requirements clean
+.PHONY: install test unit run requirements sam clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,9 +23,18 @@ test: $(STAMP)
 unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
 
-## make run: the local service on the embedded store
+## make run: the local service on the embedded store (lexical retrieval unless XMEMO_EMBEDDER
+## is set), printing the base URL, the MCP URL and a ready read+write token
 run: $(STAMP)
-	$(VENV)/bin/xmemo serve
+	$(VENV)/bin/xmemo serve --print-token local-user
+
+## make requirements: regenerate the Lambda layer's requirements.txt from pyproject.toml
+requirements: $(STAMP)
+	$(PY) -m xmemo.local.layer pyproject.toml > functions/shared/requirements.txt
+
+## make sam: `sam validate --lint` and `sam build` (no container), as the tests run them
+sam: $(STAMP)
+	$(PY) -m pytest -q tests/integration/test_sam_template.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .aws-sam

