@@ -133,10 +133,28 @@ def authorize(app: APIGatewayRestResolver, scope: str) -> Principal:
     return principal
 
 
+def body_too_large(size: int) -> InvalidRequest | None:
+    """SPEC §6 has no 413: an oversized body is a malformed request (400 invalid_request)."""
+    limit = services().settings.max_body_bytes
+    if size <= limit:
+        return None
+    return InvalidRequest(f"the request body exceeds {limit} bytes", {"max_body_bytes": limit})
+
+
+def check_body_size(raw: str | None, base64_encoded: bool = False) -> None:
+    """Refuse an oversized body before anything parses it (cheap: lengths only)."""
+    if not raw:
+        return
+    size = len(raw) * 3 // 4 if base64_encoded else (len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass")))
+    if (error := body_too_large(size)) is not None:
+        raise error
+
+
 def json_body(app: APIGatewayRestResolver) -> Any:
     """The request body as JSON; malformed or missing JSON is 400 `invalid_request`."""
     event = app.current_event
     raw = event.body
+    check_body_size(raw, event.is_base64_encoded)
     if raw is None or not raw.strip():
         raise InvalidRequest("a JSON object body is required")
     if event.is_base64_encoded:

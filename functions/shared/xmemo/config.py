@@ -22,6 +22,14 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path(".xmemo"), description="Folder of the embedded store, keys and local state.")
     sqlite_busy_timeout_ms: int = Field(5000, ge=0, description="How long a write waits for the SQLite lock.")
 
+    max_body_bytes: int = Field(
+        1_048_576,
+        ge=1024,
+        le=10 * 1024 * 1024,
+        description="Largest request body accepted (bytes); larger ones are refused with 400 before they are parsed. "
+        "The largest valid request is far smaller (8,000 characters of content).",
+    )
+
     # -- identity ------------------------------------------------------------------------
     resource_server: str = Field(
         "xmemo", description="Cognito resource-server id: scopes are `<id>/memory:read` etc."

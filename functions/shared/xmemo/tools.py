@@ -94,7 +94,17 @@ def remember(svc: Services, principal: Principal, inp: RememberInput, *, agent: 
         embedding=embedding,
     )
     stored, duplicate = svc.store.insert(memory)
+    if duplicate and not _may_read(principal, stored):
+        # SPEC §3: a duplicate answers with the existing reference. The rest of that record
+        # (a teammate's title, tags, source) is shown only to a writer who could read it;
+        # others get their own write echoed with that reference (temporary memories are
+        # never returned without memory:temporary, write-only tokens read nothing).
+        stored = memory.model_copy(update={"reference": stored.reference})
     return RememberResult(stored, duplicate, captured.redacted)
+
+
+def _may_read(principal: Principal, memory: Memory) -> bool:
+    return principal.has(READ) and (not memory.temporary or principal.has(TEMPORARY))
 
 
 # ---------------------------------------------------------------------------------------

@@ -77,7 +77,9 @@ class Gateway:
             ("GET", "/.well-known/jwks.json"): lambda _r: Reply.json(200, self.key.jwks()),
             ("GET", "/.well-known/openid-configuration"): self._discovery,
             ("POST", "/oauth2/token"): self._token,
+            ("GET", "/openapi.json"): self._openapi,
         }
+        self._openapi_doc: bytes | None = None
 
     @property
     def issuer(self) -> str:
@@ -182,6 +184,15 @@ class Gateway:
             },
         )
 
+    def _openapi(self, _req: Request) -> Reply:
+        """The REST API's OpenAPI 3.1 document (public, like a published spec), built once."""
+        if self._openapi_doc is None:
+            from ..openapi import build_openapi
+
+            doc = build_openapi(self.template, self.settings.resource_server, self.issuer)
+            self._openapi_doc = json.dumps(doc).encode()
+        return Reply(200, self._openapi_doc, {"Content-Type": "application/json"})
+
     def _token(self, req: Request) -> Reply:
         """Client-credentials grant (RFC 6749 §4.4), answered as Cognito's token endpoint."""
         form = {k: v[-1] for k, v in parse_qs(req.body.decode("utf-8", "replace")).items()}
@@ -208,17 +219,21 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # keep-alive + header/body writes would wait on delayed ACKs (~40 ms)
     server_version = "xmemo-local-gateway"
+    timeout = 60  # seconds a socket may stay silent (slow or stalled bodies), then it is closed
     gateway: Gateway  # set on the subclass made by make_server
     quiet: bool = False
 
     def _dispatch(self) -> None:
         started = time.perf_counter()
         parts = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            reply = Reply.json(413, error_body("invalid_request", "request body too large"), {"Connection": "close"})
+        refusal = self._refuse_body()
+        if refusal is not None:  # refused before a byte of the body is read or parsed
+            reply = Reply.json(400, error_body("invalid_request", refusal), {"Connection": "close"})
             self.close_connection = True
+            self._drain()
+            length = 0
         else:
+            length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             req = Request(self.command, parts.path, parts.query, dict(self.headers.items()), body)
             try:
@@ -237,6 +252,30 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.quiet:  # method, path and status only: never tokens, bodies or queries
             ms = (time.perf_counter() - started) * 1000
             print(f"{self.command} {parts.path} {reply.status} {ms:.1f}ms", file=sys.stderr, flush=True)
+
+    def _refuse_body(self) -> str | None:
+        """Why the body cannot be accepted (framing or size), or None. SPEC §6 has no 413,
+        so an oversized body is `400 invalid_request`; the connection is closed after it."""
+        if self.headers.get("Transfer-Encoding"):
+            return "chunked request bodies are not supported; send Content-Length"
+        raw = (self.headers.get("Content-Length") or "0").strip()
+        if not raw.isdigit():
+            return "invalid Content-Length"
+        limit = min(MAX_BODY, self.gateway.settings.max_body_bytes)
+        if int(raw) > limit:
+            return f"the request body exceeds {limit} bytes"
+        return None
+
+    def _drain(self) -> None:
+        """Discard (never buffer or parse) a refused body of up to API Gateway's 10 MB, so
+        the client, still sending, reads the 400 instead of a reset connection."""
+        raw = (self.headers.get("Content-Length") or "").strip()
+        left = int(raw) if raw.isdigit() and int(raw) <= MAX_BODY else 0
+        while left > 0:
+            chunk = self.rfile.read(min(left, 65536))
+            if not chunk:
+                return
+            left -= len(chunk)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _dispatch
 

@@ -253,9 +253,12 @@ class SQLiteStore:
         if same_ref is not None:
             return _row_to_memory(same_ref), True
         existing = conn.execute(
-            f"SELECT {_COLUMNS} FROM memories WHERE boundary = ? AND bucket = ? AND temporary = ? "
+            # `holder` too: the boundary string alone is ambiguous (an owner named
+            # `ann/project:x` has the boundary of ann's project x), and a duplicate answer
+            # returns the existing memory, so it must be one the writer can see.
+            f"SELECT {_COLUMNS} FROM memories WHERE boundary = ? AND holder = ? AND bucket = ? AND temporary = ? "
             "AND content_sha256 = ? AND superseded_by IS NULL",
-            (memory.boundary, memory.bucket, int(memory.temporary), memory.content_sha256),
+            (memory.boundary, memory.holder, memory.bucket, int(memory.temporary), memory.content_sha256),
         ).fetchone()
         if existing is not None:
             expires = existing["expires_at"]

@@ -1,0 +1,26 @@
+"""Fixtures of the security and reliability tests: a real local gateway (tests/gateway.py)
+with debug logging on, whose log file the secrets test reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gateway import LocalGateway, start_gateway, stop_gateway
+
+from .cases import COUNTS
+
+
+@pytest.fixture(scope="session")
+def security_gateway(tmp_path_factory) -> LocalGateway:
+    """One gateway for the isolation, fuzzing and secrets tests: Powertools at DEBUG and the
+    access log on, so everything that could ever be logged lands in `gateway.log`."""
+    gw = start_gateway(tmp_path_factory.mktemp("security-gw"), {"POWERTOOLS_LOG_LEVEL": "DEBUG"}, quiet=False)
+    yield gw
+    stop_gateway(gw)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if COUNTS:
+        terminalreporter.section("generated cases (security/reliability)")
+        for name, n in sorted(COUNTS.items()):
+            terminalreporter.write_line(f"{name}: {n}")
