@@ -166,6 +166,8 @@ def json_body(app: APIGatewayRestResolver) -> Any:
         return json.loads(raw)
     except ValueError:
         raise InvalidRequest("malformed JSON body") from None
+    except RecursionError:  # `[[[[…` thousands deep: hostile, not a server fault
+        raise InvalidRequest("the JSON body is nested too deeply") from None
 
 
 def query_input(
