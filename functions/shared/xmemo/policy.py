@@ -73,3 +73,19 @@ def apply_policy(content: str, mode: str) -> Captured:
             "the content holds secrets and this deployment refuses them: " + ", ".join(kinds), {"kinds": kinds}
         )
     return Captured(content, tuple(kinds))
+
+
+def apply_policy_fields(content: str, title: str | None, location: str | None, mode: str) -> tuple[Captured, str | None, str | None]:
+    """The capture policy over every free-text field that is stored and indexed (content,
+    title, location), not the content alone: a secret in a title is as stored as one in
+    the body. Returns the captured content (with the kinds of all fields), title, location."""
+    kinds: list[str] = []
+    out: list[str | None] = []
+    for value in (content, title, location):
+        if value is None:
+            out.append(None)
+            continue
+        captured = apply_policy(value, mode)
+        kinds.extend(k for k in captured.redacted if k not in kinds)
+        out.append(captured.content)
+    return Captured(out[0] or "", tuple(kinds)), out[1], out[2]

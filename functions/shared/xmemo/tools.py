@@ -30,7 +30,7 @@ from .models import (
 )
 from .ids import new_reference
 from .packing import pack
-from .policy import apply_policy
+from .policy import apply_policy_fields
 from .retrieval import Plan, Ranked, diverse, fuse, lexical_only
 from .services import Services
 
@@ -60,7 +60,7 @@ class RememberResult:
 def remember(svc: Services, principal: Principal, inp: RememberInput, *, agent: str | None = None, session: str | None = None) -> RememberResult:
     principal.require(WRITE)
     check_team(principal, inp.team)
-    captured = apply_policy(inp.content, svc.settings.capture_policy)
+    captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.settings.capture_policy)
     if len(captured.content) > CONTENT_MAX:
         raise OutOfBounds("content exceeds 8,000 characters once secrets are redacted", {"kinds": list(captured.redacted)})
     now = svc.clock()
@@ -76,8 +76,8 @@ def remember(svc: Services, principal: Principal, inp: RememberInput, *, agent: 
         reference=new_reference(int(now.timestamp() * 1000)),
         type=inp.type,
         content=captured.content,
-        title=inp.title,
-        location=inp.location or inp.bucket,
+        title=title,
+        location=location or inp.bucket,
         bucket=inp.bucket,
         owner=principal.owner,
         team=inp.team,

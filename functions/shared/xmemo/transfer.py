@@ -16,7 +16,7 @@ from . import tools
 from .auth import TEMPORARY, Principal
 from .errors import CapturePolicyRefused
 from .models import ListInput, Memory
-from .policy import apply_policy
+from .policy import apply_policy_fields
 from .services import Services
 
 
@@ -71,14 +71,20 @@ def import_memories(
         ready: list[Memory] = []
         for m in pending:
             try:
-                captured = apply_policy(m.content, svc.settings.capture_policy)
+                captured, title, location = apply_policy_fields(m.content, m.title, m.location, svc.settings.capture_policy)
             except CapturePolicyRefused as exc:
                 report.errors.append(f"{m.reference}: {exc.message}")
                 continue
             report.redacted += bool(captured.redacted)
             ready.append(
                 m.model_copy(
-                    update={"content": captured.content, "content_sha256": tools.content_hash(captured.content), "superseded_by": None}
+                    update={
+                        "content": captured.content,
+                        "title": title,
+                        "location": location,
+                        "content_sha256": tools.content_hash(captured.content),
+                        "superseded_by": None,
+                    }
                 )
             )
         if svc.embedder is not None and ready:
