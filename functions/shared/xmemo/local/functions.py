@@ -20,6 +20,12 @@ from .template import Route
 
 _instance_ids = itertools.count(1)
 
+# Powertools' resolvers keep the current event in a class attribute (`BaseRouter.current_event`),
+# i.e. once per process, whichever module instance runs: two invocations at once in one
+# process would read each other's body and claims. Lambda never does that (one invocation
+# per process); the gateway must not either, so every invocation holds this lock.
+_INVOCATION_LOCK = threading.Lock()
+
 
 class FunctionMissing(RuntimeError):
     """The template names a handler file that is not there (yet)."""
@@ -67,6 +73,7 @@ class FunctionPool:
             handler = self._checkout()
             try:
                 context = LambdaContext(self.route.function, self.route.memory, self.route.timeout)
-                return handler(event, context)
+                with _INVOCATION_LOCK:
+                    return handler(event, context)
             finally:
                 self._idle.put(handler)
