@@ -13,7 +13,6 @@ from typing import Any, Callable
 from .. import __version__
 from ..auth import Principal
 from ..errors import XMemoError
-from ..models import parse_input
 from ..services import Services
 from . import registry, versions
 from .errors import tool_error
@@ -96,7 +95,7 @@ def tools_call(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     try:
         ctx.principal.require(tool.scope)  # before validation: a missing scope is the answer
-        result = tool.run(ctx.services(), ctx.principal, parse_input(tool.model, arguments))
+        result = tool.run(ctx.services(), ctx.principal, tool.parse(arguments))
     except XMemoError as exc:
         return tool_error(exc)
     except Exception as exc:  # never leak a stack trace or content to the caller

@@ -26,6 +26,7 @@ from ..models import (
     RememberPublic,
     SearchInput,
     SearchPublic,
+    parse_input,
 )
 from . import outputs
 
@@ -47,6 +48,15 @@ class Tool:
     read_only: bool
     destructive: bool = False
     idempotent: bool = True
+    full_model: type[BaseModel] | None = None  # what `run` takes, when `model` is a public subset
+
+    def parse(self, arguments: dict[str, Any]) -> Any:
+        """Validate against the advertised schema, then widen a public input to the full
+        input the tool function takes (the extra fields keep their defaults)."""
+        inp = parse_input(self.model, arguments)
+        if self.full_model is not None:
+            inp = self.full_model.model_validate(inp.model_dump())
+        return inp
 
     def allowed(self, principal: Principal) -> bool:
         return principal.has(self.scope)
@@ -98,22 +108,28 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 def _catalogue(surface: str) -> dict[str, Tool]:
     full = surface == FULL
+
+    def pick(public: type[BaseModel], complete: type[BaseModel]) -> dict[str, Any]:
+        return {"model": complete} if full else {"model": public, "full_model": complete}
+
     entries = [
-        Tool("recall_context", "Recall a budgeted context pack", ContextInput if full else ContextPublic,
-             tools.recall_context, READ, outputs.ContextOutput, read_only=True),
-        Tool("recall", "Recall relevant memories", RecallInput if full else RecallPublic,
-             tools.recall, READ, outputs.SearchOutput, read_only=True),
-        Tool("search_memory", "Search memories strictly", SearchInput if full else SearchPublic,
-             tools.search_memory, READ, outputs.SearchOutput, read_only=True),
-        Tool("remember", "Remember a durable memory", RememberInput if full else RememberPublic,
-             tools.remember, WRITE, outputs.RememberOutput, read_only=False),
+        Tool("recall_context", "Recall a budgeted context pack", run=tools.recall_context, scope=READ,
+             output=outputs.ContextOutput, read_only=True, **pick(ContextPublic, ContextInput)),
+        Tool("recall", "Recall relevant memories", run=tools.recall, scope=READ,
+             output=outputs.SearchOutput, read_only=True, **pick(RecallPublic, RecallInput)),
+        Tool("search_memory", "Search memories strictly", run=tools.search_memory, scope=READ,
+             output=outputs.SearchOutput, read_only=True, **pick(SearchPublic, SearchInput)),
+        Tool("remember", "Remember a durable memory", run=tools.remember, scope=WRITE,
+             output=outputs.RememberOutput, read_only=False, **pick(RememberPublic, RememberInput)),
     ]
     if full:
         entries += [
-            Tool("get_memory", "Get one memory", GetInput, tools.get_memory, READ, outputs.MemoryOutput, read_only=True),
-            Tool("list_memories", "List memories", ListInput, tools.list_memories, READ, outputs.ListOutput, read_only=True),
-            Tool("forget", "Forget memories", ForgetInput, tools.forget, WRITE, outputs.ForgetOutput,
-                 read_only=False, destructive=True),
+            Tool("get_memory", "Get one memory", model=GetInput, run=tools.get_memory, scope=READ,
+                 output=outputs.MemoryOutput, read_only=True),
+            Tool("list_memories", "List memories", model=ListInput, run=tools.list_memories, scope=READ,
+                 output=outputs.ListOutput, read_only=True),
+            Tool("forget", "Forget memories", model=ForgetInput, run=tools.forget, scope=WRITE,
+                 output=outputs.ForgetOutput, read_only=False, destructive=True),
         ]
     return {t.name: t for t in entries}
 
