@@ -8,6 +8,7 @@ Diagnostics go to stderr; the token and message contents are never printed."""
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import sys
@@ -116,6 +117,4 @@ class Bridge:
 
 
 def _b64(value: str) -> str:
-    import base64
-
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
