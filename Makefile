@@ -10,7 +10,7 @@ MCP2_VENV := .venv-mcp2
 MCP2_VERSION := 2.3.0
 MCP2_STAMP := $(MCP2_VENV)/.installed-$(MCP2_VERSION)
 
-.PHONY: install test unit run requirements clean
+.PHONY: install test unit run requirements sam clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,9 +33,18 @@ test: $(STAMP) $(MCP2_STAMP)
 unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
 
-## make run: the local service on the embedded store
+## make run: the local service on the embedded store (lexical retrieval unless XMEMO_EMBEDDER
+## is set), printing the base URL, the MCP URL and a ready read+write token
 run: $(STAMP)
-	$(VENV)/bin/xmemo serve
+	$(VENV)/bin/xmemo serve --print-token local-user
+
+## make requirements: regenerate the Lambda layer's requirements.txt from pyproject.toml
+requirements: $(STAMP)
+	$(PY) -m xmemo.local.layer pyproject.toml > functions/shared/requirements.txt
+
+## make sam: `sam validate --lint` and `sam build` (no container), as the tests run them
+sam: $(STAMP)
+	$(PY) -m pytest -q tests/integration/test_sam_template.py
 
 clean:
 	rm -rf $(VENV) $(MCP2_VENV) .pytest_cache .aws-sam

@@ -1,0 +1,20 @@
+"""`POST /v1/memories`: store one memory (scope memory:write). 201 when stored, 200 when
+the same content was already in that boundary and bucket (`duplicate`)."""
+
+from xmemo import api, tools
+from xmemo.auth import WRITE
+from xmemo.models import RememberInput, parse_input
+
+app = api.resolver()
+
+
+@app.post("/v1/memories")
+def remember():
+    principal = api.authorize(app, WRITE)
+    inp = parse_input(RememberInput, api.json_body(app))
+    result = tools.remember(api.services(), principal, inp)
+    api.count("remember")
+    return api.respond(result, 200 if result.duplicate else 201)
+
+
+lambda_handler = api.lambda_handler(app)

@@ -1,0 +1,213 @@
+"""The HTTP edge of the REST handlers: the ONE place mapping domain errors to HTTP, plus
+the plumbing every `functions/<name>/app.py` shares (claims → principal, the scope
+re-check, JSON bodies and query strings, the services getter, observability).
+
+A handler stays a few lines: authorize → parse → one call into `xmemo.tools` → respond.
+Nothing here logs memory content, request bodies or tokens."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import traceback
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+
+from .auth import Principal, principal_from_claims
+from .errors import InvalidRequest, NotFound, StoreUnavailable, XMemoError
+from .services import Services, default_services
+
+# SPEC §6: status of every error code. Unknown codes are a programming error → 500.
+STATUS: dict[str, int] = {
+    "invalid_request": 400,
+    "unauthorized": 401,
+    "insufficient_scope": 403,
+    "team_mismatch": 403,
+    "not_found": 404,
+    "out_of_bounds": 422,
+    "capture_policy": 422,
+    "store_unavailable": 503,
+}
+INTERNAL_MESSAGE = "internal error; nothing about the request was leaked or half-written"
+
+# Powertools reads POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE / log level from
+# the environment (template Globals); these defaults only matter outside Lambda.
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "xmemo"))
+tracer = Tracer(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "xmemo"))
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "XMemo"))
+
+
+# ---------------------------------------------------------------------------------------
+# errors → HTTP
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    """The SPEC §6 body: `{"error": {"code", "message", "details"?}}`."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def status_of(exc: XMemoError) -> int:
+    return STATUS.get(exc.code, 500)
+
+
+def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
+
+
+def error_response(exc: XMemoError) -> Response:
+    """A domain error as its SPEC §6 response (`Retry-After` on 503)."""
+    status = status_of(exc)
+    if status == 500:
+        return internal_error_response(exc)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, StoreUnavailable) else None
+    metrics.add_metric(name="ClientErrors" if status < 500 else "ServerErrors", unit=MetricUnit.Count, value=1)
+    return json_response(status, error_body(exc.code, exc.message, exc.details), headers)
+
+
+def internal_error_response(exc: BaseException) -> Response:
+    """500 with a generic message. The log names the exception type and where it was raised,
+    never its message or arguments (which may quote memory content)."""
+    logger.error(
+        "unhandled error",
+        extra={"error_type": type(exc).__name__, "frames": traceback.format_tb(exc.__traceback__)[-5:]},
+    )
+    metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+    return json_response(500, error_body("internal", INTERNAL_MESSAGE))
+
+
+def resolver() -> APIGatewayRestResolver:
+    """A REST resolver whose every failure answers in the SPEC §6 shape."""
+    app = APIGatewayRestResolver()
+    app.exception_handler(XMemoError)(error_response)
+    app.not_found(lambda _exc: json_response(404, error_body("not_found", "no such route")))
+    app.exception_handler(Exception)(internal_error_response)
+    return app
+
+
+# ---------------------------------------------------------------------------------------
+# services (cached per process; tests and the local gateway may hand in their own)
+_services_override: Services | None = None
+
+
+def services() -> Services:
+    return _services_override or default_services()
+
+
+@contextmanager
+def using_services(svc: Services) -> Iterator[Services]:
+    """Run handlers against `svc` (a test's SQLite file) instead of the process default."""
+    global _services_override
+    previous, _services_override = _services_override, svc
+    try:
+        yield svc
+    finally:
+        _services_override = previous
+
+
+# ---------------------------------------------------------------------------------------
+# identity and input
+def claims_of(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """`requestContext.authorizer.claims` of a REST proxy event (what the Cognito authorizer,
+    or the local gateway, verified). Raw-event form, so non-resolver handlers can use it."""
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    return authorizer.get("claims")
+
+
+def authorize(app: APIGatewayRestResolver, scope: str) -> Principal:
+    """The caller from verified claims, with the route's scope checked again (the gateway
+    checked it first): 401 without claims, 403 `insufficient_scope` without the scope."""
+    principal = principal_from_claims(claims_of(app.current_event.raw_event), services().settings.resource_server)
+    principal.require(scope)
+    return principal
+
+
+def json_body(app: APIGatewayRestResolver) -> Any:
+    """The request body as JSON; malformed or missing JSON is 400 `invalid_request`."""
+    event = app.current_event
+    raw = event.body
+    if raw is None or not raw.strip():
+        raise InvalidRequest("a JSON object body is required")
+    if event.is_base64_encoded:
+        try:
+            raw = base64.b64decode(raw).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            raise InvalidRequest("the body is not valid base64 UTF-8") from None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise InvalidRequest("malformed JSON body") from None
+
+
+def query_input(
+    app: APIGatewayRestResolver,
+    *,
+    lists: tuple[str, ...] = ("tags",),
+    ints: tuple[str, ...] = ("limit",),
+    bools: tuple[str, ...] = ("include_temporary",),
+) -> dict[str, Any]:
+    """Query-string parameters as tool input: list fields repeat (`tags=a&tags=b`) or are
+    comma-separated; integers and booleans are converted only when well-formed, so a bad
+    value still reaches the model and fails validation there (400 or 422)."""
+    event = app.current_event
+    multi = event.multi_value_query_string_parameters or {}
+    single = event.query_string_parameters or {}
+    out: dict[str, Any] = {}
+    for name in set(multi) | set(single):
+        values = multi.get(name) or [single[name]]
+        if name in lists:
+            out[name] = [v for value in values for v in value.split(",") if v]
+            continue
+        if len(values) > 1:
+            raise InvalidRequest(f"invalid {name}: given more than once")
+        value: Any = values[0]
+        if name in ints and value.lstrip("-").isdigit():
+            value = int(value)
+        elif name in bools and value in ("true", "false"):
+            value = value == "true"
+        out[name] = value
+    return out
+
+
+def path_param(app: APIGatewayRestResolver, name: str) -> str:
+    value = (app.current_event.path_parameters or {}).get(name)
+    if not value:
+        raise NotFound()
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# responses and the Lambda entry point
+def respond(result: Any, status: int = 200) -> Response:
+    """A tool result as the REST body: its structured profile."""
+    return json_response(status, result.structured())
+
+
+def count(tool: str) -> None:
+    """One `ToolCalls` metric per successful call, dimension `tool`."""
+    metrics.add_dimension(name="tool", value=tool)
+    metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1)
+
+
+def lambda_handler(app: APIGatewayRestResolver) -> Callable[[dict, Any], dict]:
+    """The Lambda entry point of a resolver: correlation id from the API Gateway request id,
+    tracing without capturing responses (they hold memory content), metrics flushed."""
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False, clear_state=True)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def handler(event: dict, context: Any) -> dict:
+        return app.resolve(event, context)
+
+    return handler

@@ -1,0 +1,47 @@
+"""`xmemo serve`: the local gateway on 127.0.0.1 (port 8787; `XMEMO_PORT` overrides)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("serve", help="serve every route of template.yaml on 127.0.0.1 with the local authorizer")
+    parser.add_argument("--template", type=Path, default=None, help="SAM template (default: ./template.yaml or a parent's)")
+    parser.add_argument("--print-token", metavar="SUB", default=None, help="also print a read+write token for this subject")
+    parser.add_argument("--quiet", action="store_true", help="no access log")
+    parser.set_defaults(func=run)
+
+
+def quiet_powertools() -> None:
+    """Locally there is no CloudWatch or X-Ray: keep EMF metrics and tracing off and the
+    handlers' logs to warnings, unless the caller's environment says otherwise."""
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+def run(args) -> int:
+    quiet_powertools()
+    from ..config import Settings
+    from ..local.server import make_server
+    from ..local.template import find_template
+    from ..local.tokens import issue_token
+
+    template = args.template or find_template()
+    server, gateway = make_server(Settings(), template, quiet=args.quiet)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    print(f"XMemo local gateway: {base}  (store: {gateway.settings.store}, data: {gateway.settings.data_dir})")
+    print(f"  REST:  {base}/v1/...   ({len(gateway.routes)} routes from {template})")
+    print(f"  MCP:   {base}/mcp   (full surface: {base}/mcp/full)")
+    print(f"  JWKS:  {base}/.well-known/jwks.json   token endpoint: {base}/oauth2/token")
+    if args.print_token:
+        token = issue_token(gateway.settings, gateway.key, scopes=["memory:read", "memory:write"], sub=args.print_token)
+        print(f"  Token (sub={args.print_token}, memory:read memory:write, 1 h):\n{token}")
+    print("Ctrl-C stops.", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()
+    return 0

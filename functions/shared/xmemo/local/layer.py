@@ -1,0 +1,23 @@
+"""The Lambda layer's `requirements.txt`, generated from pyproject's runtime dependencies
+(`make requirements`; a unit test fails when the checked-in file is stale)."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+HEADER = "# Generated from pyproject.toml [project.dependencies] by `make requirements`; do not edit.\n"
+
+
+def layer_requirements(pyproject: Path) -> str:
+    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    return HEADER + "".join(f"{d}\n" for d in sorted(deps, key=str.lower))
+
+
+def main() -> None:
+    sys.stdout.write(layer_requirements(Path(sys.argv[1] if len(sys.argv) > 1 else "pyproject.toml")))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""The local gateway: API Gateway + Cognito authorizer + Lambda, on 127.0.0.1.
+
+For every route of `template.yaml` it verifies the bearer token (401 like API Gateway),
+checks the route's scopes (403 `insufficient_scope`), builds the REST proxy event with the
+claims as strings, and invokes the same handler a Lambda would run. It also serves the
+pieces of Cognito that clients need locally: the JWKS and a client-credentials
+`POST /oauth2/token`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..api import error_body
+from ..config import Settings
+from ..errors import InsufficientScope, Unauthorized
+from .clients import ClientRegistry
+from .events import claims_as_strings, rest_event
+from .functions import FunctionMissing, FunctionPool
+from .keys import SigningKey
+from .template import Route, routes_of
+from .tokens import full_scopes, issue_token, issuer_of, verify_token
+
+MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit
+TOKEN_TTL = 3600
+HOST = "127.0.0.1"
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, status: int, data: Any, headers: Mapping[str, str] | None = None) -> "Reply":
+        return cls(status, json.dumps(data).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: str
+    headers: Mapping[str, str]  # as received (case preserved)
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        lower = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == lower), None)
+
+
+class Gateway:
+    """Routing, authorization and invocation, independent of the HTTP server."""
+
+    def __init__(self, settings: Settings, template: Path, pool_size: int = 8):
+        self.settings = settings
+        self.template = template
+        self.routes = routes_of(template, {"ResourceServerId": settings.resource_server})
+        self.key = SigningKey(settings.data_dir)
+        self.clients = ClientRegistry(settings.data_dir)
+        self._pools: dict[str, FunctionPool] = {}
+        self._pool_size = pool_size
+        self._pools_lock = threading.Lock()
+        # Gateway-owned endpoints (not Lambda routes): (method, path) → handler.
+        self.endpoints: dict[tuple[str, str], Callable[[Request], Reply]] = {
+            ("GET", "/.well-known/jwks.json"): lambda _r: Reply.json(200, self.key.jwks()),
+            ("GET", "/.well-known/openid-configuration"): self._discovery,
+            ("POST", "/oauth2/token"): self._token,
+        }
+
+    @property
+    def issuer(self) -> str:
+        return issuer_of(self.settings)
+
+    # -- routing ---------------------------------------------------------------------------
+    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        for route in self.routes:
+            if route.method == method and (m := route.pattern.match(path)):
+                return route, {k: unquote(v) for k, v in m.groupdict().items()}
+        return None
+
+    def pool(self, route: Route) -> FunctionPool:
+        with self._pools_lock:
+            if route.function not in self._pools:
+                self._pools[route.function] = FunctionPool(route, self._pool_size)
+            return self._pools[route.function]
+
+    def handle(self, req: Request) -> Reply:
+        endpoint = self.endpoints.get((req.method, req.path))
+        if endpoint is not None:
+            return endpoint(req)
+        found = self.match(req.method, req.path)
+        if found is None:
+            return Reply.json(404, error_body("not_found", "no such route"))
+        route, params = found
+        claims = None
+        if route.authorized:
+            try:
+                claims = self.authorize(route, req.header("Authorization"))
+            except Unauthorized as exc:
+                return self.unauthorized(route, exc)
+            except InsufficientScope as exc:
+                return Reply.json(403, error_body(exc.code, exc.message, exc.details))
+        return self.invoke(route, params, req, claims)
+
+    # -- the authorizer --------------------------------------------------------------------
+    def authorize(self, route: Route, header: str | None) -> dict[str, Any]:
+        """Verified claims for `route`, or Unauthorized / InsufficientScope."""
+        if not header:
+            raise Unauthorized("no bearer token")
+        token = header[7:].strip() if header[:7].lower() == "bearer " else header.strip()
+        claims = verify_token(token, self.settings, self.key, self.clients)
+        granted = set(str(claims.get("scope", "")).split())
+        if route.scopes and not granted.intersection(route.scopes):
+            raise InsufficientScope(" or ".join(route.scopes))
+        return claims
+
+    def unauthorized(self, route: Route, exc: Unauthorized) -> Reply:
+        """API Gateway's 401, in the SPEC §6 body shape."""
+        return Reply.json(401, error_body("unauthorized", exc.message), {"WWW-Authenticate": 'Bearer realm="xmemo"'})
+
+    # -- the Lambda integration ------------------------------------------------------------
+    def invoke(self, route: Route, params: dict[str, str], req: Request, claims: dict[str, Any] | None) -> Reply:
+        try:
+            text = req.body.decode("utf-8") if req.body else None
+            b64 = False
+        except UnicodeDecodeError:
+            text, b64 = base64.b64encode(req.body).decode(), True
+        event = rest_event(
+            req.method,
+            route.resource,
+            req.path,
+            path_parameters=params,
+            query=req.query,
+            headers=req.headers,  # as API Gateway does, Authorization included
+            body=text,
+            claims=claims_as_strings(claims) if claims is not None else None,
+        )
+        event["isBase64Encoded"] = b64
+        try:
+            result = self.pool(route).invoke(event)
+        except FunctionMissing as exc:
+            print(f"xmemo gateway: {exc}", file=sys.stderr)
+            return Reply.json(502, error_body("internal", "the function behind this route is not deployed"))
+        except Exception as exc:  # a Lambda crash: API Gateway answers 502
+            frames = "".join(traceback.format_tb(exc.__traceback__)[-3:])
+            print(f"xmemo gateway: {route.function} raised {type(exc).__name__}\n{frames}", file=sys.stderr)
+            return Reply.json(502, error_body("internal", "internal server error"))
+        return self._lambda_reply(result)
+
+    @staticmethod
+    def _lambda_reply(result: Mapping[str, Any]) -> Reply:
+        headers = {k: str(v) for k, v in (result.get("headers") or {}).items()}
+        for k, values in (result.get("multiValueHeaders") or {}).items():
+            headers[k] = ", ".join(str(v) for v in values)
+        body = result.get("body") or ""
+        data = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode("utf-8")
+        return Reply(int(result.get("statusCode", 200)), data, headers)
+
+    # -- Cognito stand-ins -----------------------------------------------------------------
+    def _discovery(self, _req: Request) -> Reply:
+        return Reply.json(
+            200,
+            {
+                "issuer": self.issuer,
+                "jwks_uri": f"{self.issuer}/.well-known/jwks.json",
+                "token_endpoint": f"{self.issuer}/oauth2/token",
+                "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+                "scopes_supported": full_scopes(["memory:read", "memory:write", "memory:temporary"], self.settings.resource_server),
+            },
+        )
+
+    def _token(self, req: Request) -> Reply:
+        """Client-credentials grant (RFC 6749 §4.4), answered as Cognito's token endpoint."""
+        form = {k: v[-1] for k, v in parse_qs(req.body.decode("utf-8", "replace")).items()}
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        auth = req.header("Authorization") or ""
+        if auth[:6].lower() == "basic ":
+            try:
+                client_id, _, secret = base64.b64decode(auth[6:]).decode().partition(":")
+            except (binascii.Error, UnicodeDecodeError):
+                return Reply.json(401, {"error": "invalid_client"})
+        if form.get("grant_type") != "client_credentials":
+            return Reply.json(400, {"error": "unsupported_grant_type"})
+        client = self.clients.authenticate(client_id or "", secret or "")
+        if client is None:
+            return Reply.json(401, {"error": "invalid_client"})
+        wanted = full_scopes(form["scope"].split(), self.settings.resource_server) if form.get("scope") else client.scopes
+        if not set(wanted) <= set(client.scopes):
+            return Reply.json(400, {"error": "invalid_scope"})
+        token = issue_token(self.settings, self.key, scopes=wanted, client_id=client.client_id, teams=client.teams, ttl=TOKEN_TTL)
+        return Reply.json(200, {"access_token": token, "expires_in": TOKEN_TTL, "token_type": "Bearer"}, {"Cache-Control": "no-store"})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "xmemo-local-gateway"
+    gateway: Gateway  # set on the subclass made by make_server
+    quiet: bool = False
+
+    def _dispatch(self) -> None:
+        started = time.perf_counter()
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            reply = Reply.json(413, error_body("invalid_request", "request body too large"), {"Connection": "close"})
+            self.close_connection = True
+        else:
+            body = self.rfile.read(length) if length else b""
+            req = Request(self.command, parts.path, parts.query, dict(self.headers.items()), body)
+            try:
+                reply = self.gateway.handle(req)
+            except Exception as exc:  # the gateway itself must never leak a trace
+                print(f"xmemo gateway: {type(exc).__name__} in gateway", file=sys.stderr)
+                reply = Reply.json(500, error_body("internal", "internal server error"))
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(reply.body)
+        if not self.quiet:  # method, path and status only: never tokens, bodies or queries
+            ms = (time.perf_counter() - started) * 1000
+            print(f"{self.command} {parts.path} {reply.status} {ms:.1f}ms", file=sys.stderr, flush=True)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _dispatch
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - our own access log instead
+        pass
+
+
+class GatewayServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+
+def make_server(settings: Settings, template: Path, *, quiet: bool = False, pool_size: int = 8) -> tuple[GatewayServer, Gateway]:
+    """Bind 127.0.0.1:`settings.port` (0 = a free port; the issuer then follows it)."""
+    server = GatewayServer((HOST, settings.port), _Handler)
+    port = server.server_address[1]
+    if settings.port != port and settings.issuer is None:
+        settings = settings.model_copy(update={"port": port})
+    gateway = Gateway(settings, template, pool_size)
+    server.RequestHandlerClass = type("Handler", (_Handler,), {"gateway": gateway, "quiet": quiet})
+    return server, gateway

@@ -1,0 +1,94 @@
+"""Access tokens shaped like Cognito's, signed and verified locally (RS256).
+
+Verification is what API Gateway's Cognito authorizer does: signature against the JWKS,
+issuer, expiry, `token_use=access`, and an app client of this pool (`client_id`)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Iterable
+
+import jwt
+
+from ..config import Settings
+from ..errors import Unauthorized
+from .clients import CLI_CLIENT_ID, ClientRegistry
+from .keys import SigningKey
+
+LEEWAY_SECONDS = 0
+
+
+def issuer_of(settings: Settings) -> str:
+    return settings.issuer or f"http://127.0.0.1:{settings.port}"
+
+
+def full_scopes(scopes: Iterable[str], resource_server: str) -> list[str]:
+    """`memory:read` → `xmemo/memory:read`; already-qualified scopes are kept."""
+    return [s if "/" in s else f"{resource_server}/{s}" for s in scopes]
+
+
+def issue_token(
+    settings: Settings,
+    key: SigningKey,
+    *,
+    scopes: Iterable[str],
+    sub: str | None = None,
+    client_id: str = CLI_CLIENT_ID,
+    teams: Iterable[str] = (),
+    ttl: int = 3600,
+    now: int | None = None,
+) -> str:
+    """A user token (`sub` given: `username`, `cognito:groups` = team:<slug>) or a machine
+    token (client-credentials: `sub` = `client_id`, teams in `custom:teams`)."""
+    now = int(time.time()) if now is None else now
+    teams = sorted(set(teams))
+    claims: dict[str, Any] = {
+        "sub": sub or client_id,
+        "token_use": "access",
+        "scope": " ".join(full_scopes(scopes, settings.resource_server)),
+        "auth_time": now,
+        "iss": issuer_of(settings),
+        "exp": now + ttl,
+        "iat": now,
+        "version": 2,
+        "jti": str(uuid.uuid4()),
+        "client_id": client_id,
+    }
+    if sub:
+        claims["username"] = sub
+        if teams:
+            claims["cognito:groups"] = [f"team:{t}" for t in teams]
+    elif teams:
+        claims["custom:teams"] = ",".join(teams)
+    return jwt.encode(claims, key.private_key, algorithm="RS256", headers={"kid": key.kid})
+
+
+def verify_token(token: str, settings: Settings, key: SigningKey, clients: ClientRegistry) -> dict[str, Any]:
+    """The verified claims, or `Unauthorized` (the message says why, never echoes the token)."""
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        raise Unauthorized("malformed bearer token") from None
+    if header.get("alg") != "RS256" or header.get("kid") != key.kid:
+        raise Unauthorized("token not signed by this issuer's key")
+    try:
+        claims = jwt.decode(
+            token,
+            key.public_key,
+            algorithms=["RS256"],
+            issuer=issuer_of(settings),
+            leeway=LEEWAY_SECONDS,
+            options={"require": ["exp", "iat", "iss", "token_use", "client_id"], "verify_aud": False},
+        )
+    except jwt.ExpiredSignatureError:
+        raise Unauthorized("token expired") from None
+    except jwt.InvalidIssuerError:
+        raise Unauthorized("token from another issuer") from None
+    except jwt.PyJWTError:
+        raise Unauthorized("invalid token") from None
+    if claims.get("token_use") != "access":
+        raise Unauthorized("an access token is required")
+    if not clients.is_known(str(claims.get("client_id"))):
+        raise Unauthorized("token issued to an unknown app client")
+    return claims
