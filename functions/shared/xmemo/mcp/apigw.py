@@ -54,17 +54,18 @@ def well_known(req: HttpRequest, suffix: str, base: str, settings: Settings) -> 
         return HttpResponse(405, {"error": {"code": "invalid_request", "message": "GET only"}}, {"Allow": "GET"})
     if suffix not in ("", "/mcp", "/mcp/full"):
         return HttpResponse(404, {"error": {"code": "not_found", "message": "no such protected resource"}})
-    issuer = settings.oauth_issuer or _local_issuer(base)
+    issuer = settings.oauth_issuer or _local_issuer(base, settings)
     if issuer is None:
         return HttpResponse(404, {"error": {"code": "not_found", "message": "no authorization server is configured (XMEMO_OAUTH_ISSUER)"}})
     doc = oauth.resource_metadata(base + suffix, issuer, settings.resource_server)
     return HttpResponse(200, doc, {"Cache-Control": "public, max-age=3600"})
 
 
-def _local_issuer(base: str) -> str | None:
-    """On loopback the local gateway is its own authorization server."""
+def _local_issuer(base: str, settings: Settings) -> str | None:
+    """On loopback the local gateway is its own authorization server (`XMEMO_ISSUER`, or
+    the gateway's own URL, as the tokens it mints say)."""
     host = base.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
-    return base if host in LOOPBACK else None
+    return (settings.issuer or base) if host in LOOPBACK else None
 
 
 def http_request(event: Mapping[str, Any]) -> HttpRequest:
