@@ -96,7 +96,7 @@ class Bridge:
             answer = json.loads(body)
         except ValueError:
             return self._failure(message, f"HTTP {status} without a JSON body")
-        if isinstance(answer, dict) and ("result" in answer or "error" in answer) or isinstance(answer, list):
+        if isinstance(answer, list) or isinstance(answer, dict) and answer.get("jsonrpc") == "2.0":
             self._remember_version(message, answer)
             return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
         detail = (answer.get("error") or {}).get("message") if isinstance(answer, dict) else None

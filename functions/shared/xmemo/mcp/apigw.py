@@ -43,10 +43,23 @@ def handle_event(event: Mapping[str, Any], *, settings: Settings | None = None,
         services=services,
         resource_server=settings.resource_server,
         metadata_url=oauth.metadata_url(base, path),
-        allowed_origins=frozenset(o.rstrip("/").lower() for o in settings.mcp_allowed_origins),
+        allowed_origins=allowed_origins(base, settings),
     )
     claims = ((event.get("requestContext") or {}).get("authorizer") or {}).get("claims")
     return proxy_response(endpoint.handle(req, claims))
+
+
+def allowed_origins(base: str, settings: Settings) -> frozenset[str]:
+    """Configured origins, plus the local gateway's own origin on loopback (the gateway has
+    already refused any Host that is not its loopback address)."""
+    origins = {o.rstrip("/").lower() for o in settings.mcp_allowed_origins}
+    if _is_loopback(base):
+        origins.add(base.lower())
+    return frozenset(origins)
+
+
+def _is_loopback(base: str) -> bool:
+    return base.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0] in LOOPBACK
 
 
 def well_known(req: HttpRequest, suffix: str, base: str, settings: Settings) -> HttpResponse:
@@ -64,8 +77,7 @@ def well_known(req: HttpRequest, suffix: str, base: str, settings: Settings) -> 
 def _local_issuer(base: str, settings: Settings) -> str | None:
     """On loopback the local gateway is its own authorization server (`XMEMO_ISSUER`, or
     the gateway's own URL, as the tokens it mints say)."""
-    host = base.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
-    return (settings.issuer or base) if host in LOOPBACK else None
+    return (settings.issuer or base) if _is_loopback(base) else None
 
 
 def http_request(event: Mapping[str, Any]) -> HttpRequest:
