@@ -3,7 +3,9 @@ Lambda context, as `sam local invoke -e` would, without Docker; prints the respo
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 
 
@@ -29,6 +31,7 @@ def run(args) -> int:
         print(f"no function {args.function!r} in {template}; known: {', '.join(names)}")
         return 2
     event = json.loads(args.event.read_text())
-    response = FunctionPool(routes[0], size=1).invoke(event)
+    with contextlib.redirect_stdout(sys.stderr):  # handler logs/metrics to stderr, response alone on stdout
+        response = FunctionPool(routes[0], size=1).invoke(event)
     print(json.dumps(response, indent=2, ensure_ascii=False))
     return 0

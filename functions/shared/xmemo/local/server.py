@@ -227,9 +227,7 @@ class Gateway:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    # Headers and body go out in two writes; with Nagle on, the body waits for the client's
-    # delayed ACK (~40 ms on Linux) on every keep-alive response.
-    disable_nagle_algorithm = True
+    disable_nagle_algorithm = True  # keep-alive + header/body writes would wait on delayed ACKs (~40 ms)
     server_version = "xmemo-local-gateway"
     gateway: Gateway  # set on the subclass made by make_server
     quiet: bool = False

@@ -1,0 +1,97 @@
+"""A real local gateway (`xmemo serve` in a subprocess) on a free 127.0.0.1 port, with its
+own data dir, and helpers to mint real signed tokens for it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from xmemo.config import Settings
+from xmemo.local.keys import SigningKey
+from xmemo.local.tokens import issue_token
+
+ROOT = Path(__file__).resolve().parents[2]
+XMEMO = Path(sys.executable).with_name("xmemo")  # the console script of this venv
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LocalGateway:
+    url: str
+    settings: Settings
+    env: dict[str, str]
+    process: subprocess.Popen
+
+    @property
+    def key(self) -> SigningKey:
+        return SigningKey(self.settings.data_dir)
+
+    def token(self, sub: str, *scopes: str, teams=(), **kw) -> str:
+        return issue_token(self.settings, self.key, scopes=scopes or ("memory:read", "memory:write"), sub=sub, teams=teams, **kw)
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(XMEMO), *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
+
+
+def start_gateway(data_dir: Path, extra_env: dict[str, str] | None = None) -> LocalGateway:
+    port = free_port()
+    env = {
+        **os.environ,
+        "XMEMO_DATA_DIR": str(data_dir),
+        "XMEMO_PORT": str(port),
+        "XMEMO_EMBEDDER": "none",
+        "XMEMO_STORE": "sqlite",
+        **(extra_env or {}),
+    }
+    env.pop("XMEMO_ISSUER", None)
+    settings = Settings(data_dir=data_dir, port=port, embedder="none")
+    SigningKey(data_dir).private_key  # create the key before the server reads it
+    log = open(data_dir / "gateway.log", "w")
+    process = subprocess.Popen([str(XMEMO), "serve", "--quiet"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gateway exited: {(data_dir / 'gateway.log').read_text()}")
+        try:
+            if httpx.get(f"{url}/.well-known/jwks.json", timeout=1).status_code == 200:
+                return LocalGateway(url, settings, env, process)
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("gateway did not start within 60 s")
+
+
+def stop_gateway(gw: LocalGateway) -> None:
+    gw.process.terminate()
+    try:
+        gw.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        gw.process.kill()
+
+
+@pytest.fixture(scope="session")
+def gateway(tmp_path_factory):
+    gw = start_gateway(tmp_path_factory.mktemp("gateway"))
+    yield gw
+    stop_gateway(gw)
+
+
+@pytest.fixture
+def http(gateway):
+    with httpx.Client(base_url=gateway.url, timeout=30) as client:
+        yield client
