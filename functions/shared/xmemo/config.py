@@ -27,6 +27,24 @@ class Settings(BaseSettings):
         "xmemo", description="Cognito resource-server id: scopes are `<id>/memory:read` etc."
     )
 
+    # -- MCP endpoint ----------------------------------------------------------------------
+    public_base_url: str | None = Field(
+        None,
+        description="Public URL prefix of the API (e.g. `https://api.example.com` or the execute-api URL with its "
+        "stage); the MCP resource is `<it>/mcp`. Default: rebuilt from each request's Host and stage.",
+    )
+    oauth_issuer: str | None = Field(
+        None,
+        description="Authorization server named in the MCP resource metadata (RFC 9728): on AWS the Cognito "
+        "user pool issuer `https://cognito-idp.<region>.amazonaws.com/<pool-id>`. Default on loopback: the "
+        "local gateway itself.",
+    )
+    mcp_allowed_origins: tuple[str, ...] = Field(
+        (),
+        description="Browser origins allowed to call /mcp (JSON list). A request carrying any other `Origin` is "
+        "refused with 403 (DNS-rebinding protection); clients that send no Origin are unaffected.",
+    )
+
     # -- local gateway (`xmemo serve`, `xmemo token`) -----------------------------------
     port: int = Field(8787, ge=0, le=65535, description="Port of the local gateway on 127.0.0.1 (0 picks a free one).")
     issuer: str | None = Field(
