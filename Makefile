@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test unit run requirements sam clean
+.PHONY: install test unit run requirements sam check-template build deploy clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,18 @@ requirements: $(STAMP)
 ## make sam: `sam validate --lint` and `sam build` (no container), as the tests run them
 sam: $(STAMP)
 	$(PY) -m pytest -q tests/integration/test_sam_template.py
+
+## make check-template: the infrastructure rules (authorizer + scopes on every route, the layer
+## on every function, no wide IAM, described parameters) over template.yaml; tests/infra runs them too
+check-template: $(STAMP)
+	$(PY) -m infra.template_rules template.yaml
+
+## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
+## needs AWS credentials and python3.12 on PATH. The index is created by the stack itself.
+build: $(STAMP)
+	$(VENV)/bin/sam build --parallel
+deploy: build
+	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM
 
 clean:
 	rm -rf $(VENV) .pytest_cache .aws-sam

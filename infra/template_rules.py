@@ -88,9 +88,21 @@ def _resources(template: Mapping[str, Any], kind: str) -> Iterator[tuple[str, di
             yield name, resource.get("Properties") or {}
 
 
+def merge_globals(globals_value: Any, local: Any) -> Any:
+    """SAM's Globals semantics: maps merge key by key, lists concatenate (Globals first),
+    anything else is overridden by the resource's own value."""
+    if isinstance(globals_value, dict) and isinstance(local, dict):
+        keys = [*globals_value, *(k for k in local if k not in globals_value)]
+        return {k: merge_globals(globals_value[k], local[k]) if k in globals_value and k in local
+                else local.get(k, globals_value.get(k)) for k in keys}
+    if isinstance(globals_value, list) and isinstance(local, list):
+        return [*globals_value, *local]
+    return local
+
+
 def _function_props(template: Mapping[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:
     globals_fn = (template.get("Globals") or {}).get("Function") or {}
-    return {**globals_fn, **props}
+    return merge_globals(dict(globals_fn), dict(props))
 
 
 def _branches(value: Any) -> Iterator[Any]:
