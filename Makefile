@@ -10,7 +10,7 @@ MCP2_VENV := .venv-mcp2
 MCP2_VERSION := 2.3.0
 MCP2_STAMP := $(MCP2_VENV)/.installed-$(MCP2_VERSION)
 
-.PHONY: install test unit run requirements sam clean
+.PHONY: install test unit run requirements sam check-template build deploy clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,18 @@ requirements: $(STAMP)
 ## make sam: `sam validate --lint` and `sam build` (no container), as the tests run them
 sam: $(STAMP)
 	$(PY) -m pytest -q tests/integration/test_sam_template.py
+
+## make check-template: the infrastructure rules (authorizer + scopes on every route, the layer
+## on every function, no wide IAM, described parameters) over template.yaml; tests/infra runs them too
+check-template: $(STAMP)
+	$(PY) -m infra.template_rules template.yaml
+
+## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
+## needs AWS credentials and python3.12 on PATH. The index is created by the stack itself.
+build: $(STAMP)
+	$(VENV)/bin/sam build --parallel
+deploy: build
+	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM
 
 clean:
 	rm -rf $(VENV) $(MCP2_VENV) .pytest_cache .aws-sam
