@@ -51,11 +51,10 @@ def test_a_hard_coded_or_unknown_scope_fails(template):
 
 def test_the_metadata_routes_may_be_public_but_must_say_so(template):
     events = template["Resources"]["McpFunction"]["Properties"]["Events"]
-    events["Metadata"] = {"Type": "Api", "Properties": {"RestApiId": {"Ref": "XMemoApi"}, "Method": "GET",
-                                                       "Path": "/.well-known/oauth-protected-resource/mcp", "Auth": {"Authorizer": "NONE"}}}
+    assert events["MetadataPublic"]["Properties"]["Path"] == "/.well-known/oauth-protected-resource/mcp"
     assert rules.route_violations(template) == []
     assert rules.translated_route_violations(rules.translate(template)) == []
-    del events["Metadata"]["Properties"]["Auth"]
+    del events["MetadataPublic"]["Properties"]["Auth"]
     assert any("must say Authorizer: NONE" in v for v in rules.route_violations(template))
 
 
