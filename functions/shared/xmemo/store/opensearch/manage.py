@@ -22,21 +22,24 @@ class IndexPlan:
         return index_body(self.dimension, self.knn_engine, serverless=self.serverless)
 
 
-def alias_targets(client: Any, alias: str) -> list[str]:
+ADMIN_TIMEOUT_S = 30.0  # creating an index or an alias is slower than a search
+
+
+def alias_targets(client: Any, alias: str, timeout: float = ADMIN_TIMEOUT_S) -> list[str]:
     """Concrete indices the alias points at (empty when the alias does not exist)."""
-    if not client.indices.exists_alias(name=alias):
+    if not client.indices.exists_alias(name=alias, request_timeout=timeout):
         return []
-    return sorted(client.indices.get_alias(name=alias).keys())
+    return sorted(client.indices.get_alias(name=alias, request_timeout=timeout).keys())
 
 
-def _create(client: Any, name: str, body: dict[str, Any]) -> bool:
+def _create(client: Any, name: str, body: dict[str, Any], timeout: float = ADMIN_TIMEOUT_S) -> bool:
     """Create `name`; False when it already exists (a concurrent init won the race)."""
     from opensearchpy.exceptions import RequestError
 
-    if client.indices.exists(index=name):
+    if client.indices.exists(index=name, request_timeout=timeout):
         return False
     try:
-        client.indices.create(index=name, body=body)
+        client.indices.create(index=name, body=body, request_timeout=timeout)
         return True
     except RequestError as exc:
         if "already_exists" in str(exc.error):
@@ -44,14 +47,14 @@ def _create(client: Any, name: str, body: dict[str, Any]) -> bool:
         raise
 
 
-def init(client: Any, plan: IndexPlan) -> dict[str, Any]:
+def init(client: Any, plan: IndexPlan, timeout: float = ADMIN_TIMEOUT_S) -> dict[str, Any]:
     """Create `<alias>-v<N>` and the alias if missing; never touches existing data."""
-    targets = alias_targets(client, plan.alias)
+    targets = alias_targets(client, plan.alias, timeout)
     if targets:
         return {"action": "none", "alias": plan.alias, "index": targets[0], "reason": "alias exists"}
     name = concrete_name(plan.alias)
-    created = _create(client, name, plan.body())
-    client.indices.put_alias(index=name, name=plan.alias)
+    created = _create(client, name, plan.body(), timeout)
+    client.indices.put_alias(index=name, name=plan.alias, request_timeout=timeout)
     return {"action": "created" if created else "aliased", "alias": plan.alias, "index": name}
 
 

@@ -58,13 +58,15 @@ class OpenSearchStore:
         return self.caller(op, fn, deadline)
 
     def _ensure_index(self, deadline: float | None) -> None:
-        """Once per process: the alias exists (created when `opensearch_auto_init`)."""
+        """Once per process: the alias exists (created when `opensearch_auto_init`).
+        Checking takes one request inside the operation's deadline; creating the index
+        (first use of an empty cluster only) gets its own longer admin timeout."""
         with self._lock:
             if self._ready:
                 return
 
             def check(timeout: float) -> None:
-                if alias_targets(self.client, self.alias):
+                if alias_targets(self.client, self.alias, timeout):
                     return
                 if not self.settings.opensearch_auto_init:
                     raise StoreUnavailable(f"the OpenSearch alias {self.alias!r} does not exist; run `xmemo opensearch init`")
