@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -64,8 +64,8 @@ class Settings(BaseSettings):
 
     # -- Bedrock (XMEMO_EMBEDDER=bedrock) -------------------------------------------------------
     bedrock_model_id: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id.")
-    bedrock_dimensions: Literal[256, 512, 1024] = Field(
-        1024, description="Titan v2 output size; the OpenSearch `knn_vector` dimension follows it."
+    bedrock_dimensions: int = Field(
+        1024, description="Titan v2 output size (256, 512 or 1024); the OpenSearch `knn_vector` dimension follows it."
     )
     bedrock_region: str | None = Field(None, description="Region of bedrock-runtime (default: the boto3 session's).")
 
@@ -107,3 +107,10 @@ class Settings(BaseSettings):
     min_useful_tokens: int = Field(
         24, ge=1, description="recall_context shortens an item only if at least this many of its tokens fit."
     )
+
+    @field_validator("bedrock_dimensions")
+    @classmethod
+    def _titan_sizes(cls, value: int) -> int:
+        if value not in (256, 512, 1024):
+            raise ValueError("Titan Text Embeddings V2 supports 256, 512 or 1024 dimensions")
+        return value

@@ -20,7 +20,7 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
 
-def make_client(settings: Settings) -> Any:
+def make_client(settings: Settings, credentials: Any = None) -> Any:
     """An `OpenSearch` client for the configured endpoint and auth. Its own transport
     retries are off (`max_retries=0`): `Caller` owns retries so they respect the deadline.
     urllib3 keeps connections alive, so warm Lambda invocations reuse them."""
@@ -34,7 +34,7 @@ def make_client(settings: Settings) -> Any:
         password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else ""
         auth = (settings.opensearch_username or "", password)
     elif settings.opensearch_auth == "sigv4":
-        auth = sigv4_auth(settings)
+        auth = sigv4_auth(settings, credentials)
     return OpenSearch(
         hosts=[{"host": url.hostname, "port": url.port or (443 if url.scheme == "https" else 80), "scheme": url.scheme}],
         http_auth=auth,
