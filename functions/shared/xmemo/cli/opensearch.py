@@ -13,6 +13,7 @@ def register(sub) -> None:
         ("init", "create the current index version and the alias if missing"),
         ("migrate", "move the alias to the current mapping version (no-op when there)"),
         ("reindex", "rebuild the current version into a fresh index and swap the alias"),
+        ("mapping", "print the create-index body (settings, analyzers, mappings) without connecting"),
     ):
         p = inner.add_parser(name, help=text)
         p.add_argument("--url", help="OpenSearch endpoint (default: XMEMO_OPENSEARCH_URL)")
@@ -27,6 +28,9 @@ def run(args) -> int:
 
     settings = Settings(**({"opensearch_url": args.url} if args.url else {}))
     store = OpenSearchStore.from_settings(settings)
+    if args.action == "mapping":
+        print(json.dumps(store.plan.body(), indent=2, ensure_ascii=False))
+        return 0
     client = make_client(settings)
     try:
         result = getattr(manage, args.action)(client, store.plan)
