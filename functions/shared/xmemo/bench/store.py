@@ -26,7 +26,7 @@ CAVEATS = [
     "(expect slower single requests over TLS + SigV4 and much higher sustained bulk throughput across shards).",
     "BM25 scores and therefore ranking ties differ (bleve vs Lucene); the figures measure speed, not relevance.",
     "Writes are visible immediately on osmem; on OpenSearch `refresh=wait_for` adds up to the refresh interval "
-    "(1 s default) to every `remember`, and Serverless indexes are searchable only after ~10 s.",
+    "(1 s default) to every `remember`; Serverless refreshes on its own schedule (seconds).",
     "No k-NN: the semantic leg is not measured here; on a real cluster it adds an HNSW search per recall "
     "(same `_msearch` round trip).",
     "Both stores share 2 cores with other work on this machine.",
