@@ -139,3 +139,5 @@ def test_mapping_has_keywords_for_filters_and_a_vector_sized_by_the_embedder():
     assert "embedding" not in mappings(None)["properties"]
     assert index_body(None)["settings"]["index"]["knn"] is False
     assert "number_of_shards" not in index_body(256, serverless=True)["settings"]["index"]
+    assert index_body(256)["settings"]["index"]["number_of_replicas"] == 1
+    assert index_body(256, replicas=0)["settings"]["index"]["number_of_replicas"] == 0

@@ -57,6 +57,9 @@ class Settings(BaseSettings):
         "wait_for",
         description="Refresh policy of writes: `wait_for` makes remember read-after-write; Serverless needs `false` (see docs/opensearch.md).",
     )
+    opensearch_replicas: int = Field(
+        1, ge=0, le=5, description="Replicas of the index on a managed domain (0 on a single node, which can never place one)."
+    )
     opensearch_auto_init: bool = Field(
         True, description="Create the index and alias on first use when missing (`xmemo opensearch init` does it explicitly)."
     )

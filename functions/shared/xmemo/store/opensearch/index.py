@@ -97,12 +97,14 @@ def mappings(dimension: int | None, knn_engine: str = "lucene") -> dict[str, Any
     return {"dynamic": "strict", "_meta": {"xmemo_mapping_version": MAPPING_VERSION}, "properties": props}
 
 
-def index_body(dimension: int | None, knn_engine: str = "lucene", *, serverless: bool = False) -> dict[str, Any]:
+def index_body(
+    dimension: int | None, knn_engine: str = "lucene", *, serverless: bool = False, replicas: int = 1
+) -> dict[str, Any]:
     """The create-index body. Serverless manages shards and replicas itself and rejects
     those settings, so they are left out there."""
     index: dict[str, Any] = {"knn": bool(dimension)}
     if not serverless:
-        index.update({"number_of_shards": 1, "number_of_replicas": 1})
+        index.update({"number_of_shards": 1, "number_of_replicas": replicas})
     return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": mappings(dimension, knn_engine)}
 
 

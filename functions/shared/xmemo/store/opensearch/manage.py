@@ -17,9 +17,10 @@ class IndexPlan:
     dimension: int | None
     knn_engine: str = "lucene"
     serverless: bool = False
+    replicas: int = 1
 
     def body(self) -> dict[str, Any]:
-        return index_body(self.dimension, self.knn_engine, serverless=self.serverless)
+        return index_body(self.dimension, self.knn_engine, serverless=self.serverless, replicas=self.replicas)
 
 
 ADMIN_TIMEOUT_S = 30.0  # creating an index or an alias is slower than a search

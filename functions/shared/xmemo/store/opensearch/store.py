@@ -30,7 +30,9 @@ class OpenSearchStore:
         self.dimension = dimension
         self.knn = settings.opensearch_knn and dimension is not None
         self.caller = caller or Caller.from_settings(settings)
-        self.plan = IndexPlan(self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss")
+        self.plan = IndexPlan(
+            self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss", settings.opensearch_replicas
+        )
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
