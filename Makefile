@@ -4,8 +4,13 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The official MCP SDK's 2.x client (speaks 2026-07-28) cannot share .venv with the 1.x
+# client pinned in `.[dev]`; the e2e tests run it from this venv as a subprocess.
+MCP2_VENV := .venv-mcp2
+MCP2_VERSION := 2.3.0
+MCP2_STAMP := $(MCP2_VENV)/.installed-$(MCP2_VERSION)
 
-.PHONY: install test unit run requirements sam clean
+.PHONY: install test unit run requirements sam check-template build deploy clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,10 +18,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,local]'
 	@touch $@
 
-install: $(STAMP)
+$(MCP2_STAMP):
+	@test -x $(MCP2_VENV)/bin/python || $(PYTHON) -m venv $(MCP2_VENV)
+	$(MCP2_VENV)/bin/python -m pip install -q --disable-pip-version-check 'mcp==$(MCP2_VERSION)'
+	@touch $@
+
+install: $(STAMP) $(MCP2_STAMP)
 
 ## make test: create .venv, install everything, run every test (non-zero on any failure)
-test: $(STAMP)
+test: $(STAMP) $(MCP2_STAMP)
 	$(PY) -m pytest -q
 
 ## make unit: only the fast unit tests
@@ -36,5 +46,17 @@ requirements: $(STAMP)
 sam: $(STAMP)
 	$(PY) -m pytest -q tests/integration/test_sam_template.py
 
+## make check-template: the infrastructure rules (authorizer + scopes on every route, the layer
+## on every function, no wide IAM, described parameters) over template.yaml; tests/infra runs them too
+check-template: $(STAMP)
+	$(PY) -m infra.template_rules template.yaml
+
+## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
+## needs AWS credentials and python3.12 on PATH. The index is created by the stack itself.
+build: $(STAMP)
+	$(VENV)/bin/sam build --parallel
+deploy: build
+	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM
+
 clean:
-	rm -rf $(VENV) .pytest_cache .aws-sam
+	rm -rf $(VENV) $(MCP2_VENV) .pytest_cache .aws-sam

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xmemo.local.layer import layer_requirements
-from xmemo.local.template import load_template, resolve, routes_of
+from xmemo.local.template import load_template, parameter_values, resolve, routes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
@@ -57,7 +57,10 @@ def test_functions_run_python312_arm64_with_the_layer_and_no_local_embedder():
     template = load_template(TEMPLATE)
     fn = template["Globals"]["Function"]
     assert fn["Runtime"] in ("python3.12", "python3.13") and fn["Architectures"] == ["arm64"]
-    assert fn["Environment"]["Variables"]["XMEMO_EMBEDDER"] in ("none", "bedrock")
+    embedder = fn["Environment"]["Variables"]["XMEMO_EMBEDDER"]  # a literal or !Ref Embedder
+    assert resolve(embedder, parameter_values(template)) in ("none", "bedrock")
+    if isinstance(embedder, dict):  # no allowed value may select the x86_64-only local model
+        assert set(template["Parameters"][embedder["Ref"]]["AllowedValues"]) <= {"none", "bedrock"}
     layer = template["Resources"]["XMemoLayer"]
     assert layer["Metadata"]["BuildMethod"] == fn["Runtime"] and layer["Properties"]["ContentUri"] == "functions/shared/"
 

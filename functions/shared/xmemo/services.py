@@ -37,7 +37,7 @@ def make_store(settings: Settings) -> MemoryStore:
 
 def build_services(settings: Settings | None = None) -> Services:
     settings = settings or Settings()
-    return Services(settings, make_store(settings), make_embedder(settings.embedder, settings.embedder_threads))
+    return Services(settings, make_store(settings), make_embedder(settings.embedder, settings.embedder_threads, settings=settings))
 
 
 @lru_cache(maxsize=1)

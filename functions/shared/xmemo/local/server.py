@@ -106,6 +106,8 @@ class Gateway:
         if found is None:
             return Reply.json(404, error_body("not_found", "no such route"))
         route, params = found
+        if route.resource.startswith("/mcp") and (refused := self._rebinding(req)) is not None:
+            return refused
         claims = None
         if route.authorized:
             try:
@@ -129,8 +131,27 @@ class Gateway:
         return claims
 
     def unauthorized(self, route: Route, exc: Unauthorized) -> Reply:
-        """API Gateway's 401, in the SPEC §6 body shape."""
-        return Reply.json(401, error_body("unauthorized", exc.message), {"WWW-Authenticate": 'Bearer realm="xmemo"'})
+        """API Gateway's 401, in the SPEC §6 body shape, naming the RFC 9728 resource
+        metadata as MCP clients expect (the MCP endpoints have their own document)."""
+        resource = route.resource if route.resource.startswith("/mcp") else ""
+        metadata = f"{self.base_url}/.well-known/oauth-protected-resource{resource}"
+        challenge = f'Bearer realm="xmemo", resource_metadata="{metadata}"'
+        return Reply.json(401, error_body("unauthorized", exc.message), {"WWW-Authenticate": challenge})
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.settings.port}"
+
+    def _rebinding(self, req: Request) -> Reply | None:
+        """DNS-rebinding protection on /mcp (MCP transports §security): the Host must be
+        the loopback address served, and a browser's Origin must be that same origin."""
+        port = self.settings.port
+        hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        host, origin = (req.header("Host") or "").lower(), req.header("Origin")
+        if host not in hosts or (origin is not None and origin.rstrip("/").lower() not in {f"http://{h}" for h in hosts}):
+            body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Forbidden: Host or Origin is not this local server"}}
+            return Reply.json(403, body)
+        return None
 
     # -- the Lambda integration ------------------------------------------------------------
     def invoke(self, route: Route, params: dict[str, str], req: Request, claims: dict[str, Any] | None) -> Reply:

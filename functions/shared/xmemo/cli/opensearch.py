@@ -1,0 +1,40 @@
+"""`xmemo opensearch init | migrate | reindex`: manage the index behind the alias. All
+three are idempotent and read the same `XMEMO_*` settings as the service."""
+
+from __future__ import annotations
+
+import json
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("opensearch", help="manage the OpenSearch index and alias")
+    inner = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in (
+        ("init", "create the current index version and the alias if missing"),
+        ("migrate", "move the alias to the current mapping version (no-op when there)"),
+        ("reindex", "rebuild the current version into a fresh index and swap the alias"),
+        ("mapping", "print the create-index body (settings, analyzers, mappings) without connecting"),
+    ):
+        p = inner.add_parser(name, help=text)
+        p.add_argument("--url", help="OpenSearch endpoint (default: XMEMO_OPENSEARCH_URL)")
+        p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..config import Settings
+    from ..store.opensearch import manage
+    from ..store.opensearch.client import make_client
+    from ..store.opensearch.store import OpenSearchStore
+
+    settings = Settings(**({"opensearch_url": args.url} if args.url else {}))
+    store = OpenSearchStore.from_settings(settings)
+    if args.action == "mapping":
+        print(json.dumps(store.plan.body(), indent=2, ensure_ascii=False))
+        return 0
+    client = make_client(settings)
+    try:
+        result = getattr(manage, args.action)(client, store.plan)
+    finally:
+        client.close()
+    print(json.dumps(result))
+    return 0

@@ -1,0 +1,112 @@
+"""The index design, versioned behind an alias, and the idempotent operations that manage
+it (`xmemo opensearch init | migrate | reindex`).
+
+Reads and writes go through the alias `xmemo-memories`, which points at exactly one
+concrete index `xmemo-memories-v<N>`. A mapping change bumps `MAPPING_VERSION`; `migrate`
+creates the new index, copies documents with `_reindex`, and swaps the alias in one
+`_aliases` call, so readers never see a missing or half-filled index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAPPING_VERSION = 1
+
+# French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
+# rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
+# (the test server) implements char filters but not `elision`, so it is verified here.
+ELISION_PATTERN = r"(?i)\b(?:l|m|t|qu|n|s|j|d|c|jusqu|quoiqu|lorsqu|puisqu)['’]"
+
+ANALYSIS: dict[str, Any] = {
+    "char_filter": {
+        "xm_french_elision": {"type": "pattern_replace", "pattern": ELISION_PATTERN, "replacement": ""},
+    },
+    "tokenizer": {
+        # Bigrams of letters: Korean partial words (작업 finds 작업을), Chinese and Japanese.
+        "xm_bigram": {"type": "ngram", "min_gram": 2, "max_gram": 2, "token_chars": ["letter", "digit"]},
+    },
+    "filter": {
+        "xm_english_stem": {"type": "stemmer", "language": "english"},
+        "xm_french_stem": {"type": "stemmer", "language": "french"},
+    },
+    "analyzer": {
+        # Exact words, accent- and case-folded: search_memory's all-terms match.
+        "xm_words": {
+            "type": "custom",
+            "char_filter": ["xm_french_elision"],
+            "tokenizer": "standard",
+            "filter": ["lowercase", "asciifolding"],
+        },
+        "xm_english": {
+            "type": "custom",
+            "char_filter": ["xm_french_elision"],
+            "tokenizer": "standard",
+            "filter": ["lowercase", "asciifolding", "xm_english_stem"],
+        },
+        "xm_french": {
+            "type": "custom",
+            "char_filter": ["xm_french_elision"],
+            "tokenizer": "standard",
+            "filter": ["lowercase", "xm_french_stem", "asciifolding"],
+        },
+        "xm_cjk": {"type": "custom", "tokenizer": "xm_bigram", "filter": ["cjk_width", "lowercase"]},
+    },
+}
+
+_KEYWORDS = ("reference", "holder", "owner", "team", "project", "bucket", "type", "boundary",
+             "supersedes", "superseded_by", "content_sha256", "tags", "location")
+_DATE = {"type": "date", "format": "strict_date_optional_time||epoch_millis"}
+
+
+def mappings(dimension: int | None, knn_engine: str = "lucene") -> dict[str, Any]:
+    """Strict mappings: keyword fields for every filter, dates, the search text with a
+    subfield per analysis, the content stored but not indexed, and a `knn_vector` whose
+    dimension comes from the embedder (omitted when there is none)."""
+    props: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
+    props.update(
+        {
+            "temporary": {"type": "boolean"},
+            "created_at": dict(_DATE),
+            "updated_at": dict(_DATE),
+            "expires_at": dict(_DATE),
+            "title": {"type": "text", "index": False},
+            "content": {"type": "text", "index": False},
+            "source": {"type": "object", "enabled": False},
+            "text": {
+                "type": "text",
+                "analyzer": "xm_words",
+                "fields": {
+                    "en": {"type": "text", "analyzer": "xm_english"},
+                    "fr": {"type": "text", "analyzer": "xm_french"},
+                    "cjk": {"type": "text", "analyzer": "xm_cjk"},
+                },
+            },
+        }
+    )
+    if dimension:
+        props["embedding"] = {
+            "type": "knn_vector",
+            "dimension": int(dimension),
+            "method": {
+                "name": "hnsw",
+                "space_type": "cosinesimil",
+                "engine": knn_engine,
+                "parameters": {"ef_construction": 128, "m": 16},
+            },
+        }
+    return {"dynamic": "strict", "_meta": {"xmemo_mapping_version": MAPPING_VERSION}, "properties": props}
+
+
+def index_body(
+    dimension: int | None, knn_engine: str = "lucene", *, serverless: bool = False, replicas: int = 1
+) -> dict[str, Any]:
+    """The create-index body. Serverless manages shards and replicas itself and rejects
+    those settings, so they are left out there."""
+    index: dict[str, Any] = {"knn": bool(dimension)}
+    if not serverless:
+        index.update({"number_of_shards": 1, "number_of_replicas": replicas})
+    return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": mappings(dimension, knn_engine)}
+
+
+def concrete_name(alias: str, version: int = MAPPING_VERSION) -> str:
+    return f"{alias}-v{version}"

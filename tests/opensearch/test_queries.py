@@ -1,0 +1,143 @@
+"""The request bodies, as dicts, against OpenSearch's documented shapes (no I/O)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from xmemo.auth import ReadFilter
+from xmemo.errors import InvalidRequest
+from xmemo.models import Memory, Source
+from xmemo.store.opensearch import queries as q
+from xmemo.store.opensearch.index import index_body, mappings
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def rf(**kw) -> ReadFilter:
+    return ReadFilter(holders=frozenset({"owner:alice", "team:acme"}), now=NOW, **kw)
+
+
+def test_visibility_filter_of_a_plain_read():
+    assert q.visibility_filter(rf()) == [
+        {"terms": {"holder": ["owner:alice", "team:acme"]}},
+        {"bool": {"must_not": [{"exists": {"field": "superseded_by"}}]}},
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"must_not": [{"exists": {"field": "expires_at"}}]}},
+                    {"range": {"expires_at": {"gt": "2026-01-01T12:00:00.000000Z"}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        },
+        {"term": {"temporary": False}},
+    ]
+
+
+def test_visibility_filter_with_every_narrowing():
+    f = q.visibility_filter(
+        rf(include_temporary=True, live_only=False, bucket="eng", type="fact", project="web", tags=("a", "b"),
+           created_after=NOW - timedelta(days=1), created_before=NOW)
+    )
+    assert f == [
+        {"terms": {"holder": ["owner:alice", "team:acme"]}},
+        {"term": {"bucket": "eng"}},
+        {"term": {"type": "fact"}},
+        {"term": {"project": "web"}},
+        {"term": {"tags": "a"}},
+        {"term": {"tags": "b"}},
+        {"range": {"created_at": {"gte": "2025-12-31T12:00:00.000000Z", "lt": "2026-01-01T12:00:00.000000Z"}}},
+    ]
+
+
+def test_no_holders_matches_nothing():
+    assert q.visibility_filter(ReadFilter(holders=frozenset(), now=NOW)) == [{"bool": {"must_not": [{"match_all": {}}]}}]
+
+
+def test_strict_lexical_needs_every_word_and_every_cjk_bigram():
+    body = q.lexical_search("Postgres l'équipe 작업", rf(), 10, strict=True)
+    assert body["query"]["bool"]["must"] == [
+        {"bool": {"must": [
+            {"match": {"text": {"query": "Postgres l'équipe", "operator": "and"}}},
+            {"match": {"text.cjk": {"query": "작업", "operator": "and"}}},
+        ]}}
+    ]
+    assert body["query"]["bool"]["filter"] == q.visibility_filter(rf())
+    assert body["size"] == 10 and "embedding" in body["_source"]["excludes"]
+
+
+def test_tolerant_lexical_drops_stop_words_and_matches_any_term():
+    assert q.lexical_query("what is the Postgres database", strict=False) == {
+        "bool": {
+            "should": [{"multi_match": {"query": "Postgres database", "type": "most_fields",
+                                        "fields": ["text", "text.en", "text.fr"], "operator": "or"}}],
+            "minimum_should_match": 1,
+        }
+    }
+    # only stop words: they are kept rather than searching for nothing
+    assert q.lexical_query("the", strict=False)["bool"]["should"][0]["multi_match"]["query"] == "the"
+    assert q.lexical_query("  ,; ", strict=True) is None
+
+
+def test_knn_body_puts_the_visibility_filter_inside_the_knn_clause():
+    body = q.knn_search([0.1, 0.2], rf(), 7)
+    assert body["size"] == 7
+    assert body["query"] == {
+        "knn": {"embedding": {"vector": [0.1, 0.2], "k": 7, "filter": {"bool": {"filter": q.visibility_filter(rf())}}}}
+    }
+    assert "post_filter" not in body
+
+
+def test_msearch_pairs_a_header_with_each_body():
+    assert q.msearch_body("xmemo-memories", [{"a": 1}, {"b": 2}]) == [
+        {"index": "xmemo-memories"}, {"a": 1}, {"index": "xmemo-memories"}, {"b": 2},
+    ]
+
+
+def test_cosinesimil_score_converts_back_to_cosine():
+    assert q.cosine_from_knn_score(1.0) == 1.0 and q.cosine_from_knn_score(0.5) == 0.0
+    assert q.cosine_from_knn_score(0.9) == pytest.approx(0.8)
+
+
+def test_list_cursor_round_trips_and_rejects_garbage():
+    body = q.list_search(rf(), 5, q.encode_cursor([1767268800000, "mem_X"]))
+    assert body["search_after"] == [1767268800000, "mem_X"]
+    assert body["sort"] == [{"created_at": "desc"}, {"reference": "desc"}] and body["size"] == 6
+    with pytest.raises(InvalidRequest):
+        q.decode_cursor("bm90IGEgY3Vyc29y")
+
+
+def memory(**kw) -> Memory:
+    base = dict(reference="mem_A", type="note", content="hello", location="default", bucket="default", owner="alice",
+                boundary="owner:alice", created_at=NOW, updated_at=NOW, content_sha256="ab" * 32,
+                source=Source(client_id="c1"), tags=("x",), embedding=(0.5, 0.5))
+    base.update(kw)
+    return Memory(**base)
+
+
+def test_document_round_trip_and_slot_ids():
+    m = memory()
+    doc = q.to_document(m)
+    assert doc["holder"] == "owner:alice" and doc["embedding"] == [0.5, 0.5] and doc["text"] == "default\nx\nhello"
+    assert q.from_document(doc) == m.model_copy(update={"embedding": None})  # vectors stay in the index
+    assert q.slot_id(m) == q.slot_id(memory(reference="mem_B"))  # a retry lands on the same slot
+    assert q.slot_id(m) != q.slot_id(memory(bucket="ops"))
+    assert q.slot_id(m) != q.slot_id(memory(temporary=True))
+    assert q.slot_id(m) != q.slot_id(memory(boundary="owner:alice/project:p"))
+
+
+def test_mapping_has_keywords_for_filters_and_a_vector_sized_by_the_embedder():
+    props = mappings(1024)["properties"]
+    for field in ("holder", "owner", "team", "project", "bucket", "type", "tags", "boundary", "superseded_by"):
+        assert props[field] == {"type": "keyword"}
+    assert props["temporary"] == {"type": "boolean"} and props["created_at"]["type"] == "date"
+    assert props["embedding"]["dimension"] == 1024
+    assert props["embedding"]["method"]["space_type"] == "cosinesimil"
+    assert set(props["text"]["fields"]) == {"en", "fr", "cjk"}
+    assert "embedding" not in mappings(None)["properties"]
+    assert index_body(None)["settings"]["index"]["knn"] is False
+    assert "number_of_shards" not in index_body(256, serverless=True)["settings"]["index"]
+    assert index_body(256)["settings"]["index"]["number_of_replicas"] == 1
+    assert index_body(256, replicas=0)["settings"]["index"]["number_of_replicas"] == 0
