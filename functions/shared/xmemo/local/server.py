@@ -249,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         refusal = self._refuse_body()
         if refusal is not None:  # refused before a byte of the body is read or parsed
-            reply = Reply.json(400, error_body("invalid_request", refusal), {"Connection": "close"})
+            reply = Reply.json(400, self._refusal_body(parts.path, refusal), {"Connection": "close"})
             self.close_connection = True
             self._drain()
             length = 0
@@ -286,6 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
         if int(raw) > limit:
             return f"the request body exceeds {limit} bytes"
         return None
+
+    @staticmethod
+    def _refusal_body(path: str, reason: str) -> dict[str, Any]:
+        """SPEC §6 body on REST routes; a JSON-RPC error on MCP routes (SPEC §6: over MCP,
+        protocol errors are JSON-RPC errors)."""
+        if path == "/mcp" or path.startswith("/mcp/"):
+            return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": f"Invalid Request: {reason}"}}
+        return error_body("invalid_request", reason)
 
     def _drain(self) -> None:
         """Discard (never buffer or parse) a refused body of up to API Gateway's 10 MB, so

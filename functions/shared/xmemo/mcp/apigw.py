@@ -30,6 +30,9 @@ def handle_event(event: Mapping[str, Any], *, settings: Settings | None = None,
     """The proxy response for one event (tests pass their own settings and services)."""
     settings = settings or _settings()
     services = services or default_services
+    raw = event.get("body") or ""
+    if len(raw) > settings.max_body_bytes:  # refused before it is decoded or parsed
+        return proxy_response(HttpResponse(400, body_too_large(settings.max_body_bytes)))
     req = http_request(event)
     path = route_path(event)
     base = base_url(event, settings)
@@ -47,6 +50,14 @@ def handle_event(event: Mapping[str, Any], *, settings: Settings | None = None,
     )
     claims = ((event.get("requestContext") or {}).get("authorizer") or {}).get("claims")
     return proxy_response(endpoint.handle(req, claims))
+
+
+def body_too_large(limit: int) -> dict[str, Any]:
+    """The JSON-RPC error for a body over `XMEMO_MAX_BODY_BYTES` (the local gateway answers
+    the same before reading it)."""
+    from .jsonrpc import INVALID_REQUEST, error
+
+    return error(None, INVALID_REQUEST, f"Invalid Request: the request body exceeds {limit} bytes")
 
 
 def allowed_origins(base: str, settings: Settings) -> frozenset[str]:

@@ -90,6 +90,8 @@ class Endpoint:
             message = json.loads(req.body or "")
         except ValueError:
             return HttpResponse(400, jsonrpc.error(None, PARSE_ERROR, "Parse error: the body is not JSON"))
+        except RecursionError:  # `[[[[…` thousands deep: hostile input, not a server fault
+            return HttpResponse(400, jsonrpc.error(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply"))
         if isinstance(message, list):
             return self._batch(req, principal, message)
         return self._single(req, principal, message)
