@@ -31,10 +31,13 @@ from xmemo.store.sqlite import SQLiteStore
 
 from . import cases
 from .model import MARKER, REFERENCE, VOCAB, Caller, Filters, R, T, W, World, loose_match, strict_match
-from .surfaces import HttpGateway, InProcessGateway, stored
+from .surfaces import HttpGateway, InProcessGateway, McpFull, stored_in
 
 STEPS = 50  # calls per generated world
-PLANS = {"rest-inprocess": 40, "rest-http": 12}  # worlds per surface → 2,000 + 600 = 2,600 cases
+# worlds per surface and store: SQLite 2,000 in-process + 600 REST and 600 MCP over HTTP;
+# OpenSearch 2,000 in-process
+PLANS = {("rest-inprocess", "sqlite"): 40, ("rest-http", "sqlite"): 12, ("mcp-http", "sqlite"): 12,
+         ("rest-inprocess", "opensearch"): 40}
 NOT_FOUND = {"error": {"code": "not_found", "message": NotFound().message}}
 FAKE_REF = "mem_00000000000000000000000000"
 BUCKETS, PROJECTS, TAGS = ("default", "b1", "b2"), ("p1", "p2"), ("k1", "k2")
@@ -132,7 +135,7 @@ class Run:
         c = draw(st.sampled_from(self.callers))
         op = draw(st.sampled_from(["remember", "remember", "remember", "recall", "search", "context", "list", "get", "forget_ref", "forget_filter"]))
         getattr(self, op)(c)
-        cases.record(f"isolation[{self.s.name}]")
+        cases.record(self.key)
 
     def _scope_gate(self, c: Caller, answer, scope: str) -> bool:
         if scope not in c.scopes:
@@ -300,7 +303,7 @@ class Run:
         stored exactly once, with its FTS row and holder; nothing the models did not delete
         is gone (forget reached no further). `ledger`: reference → holder, None = deleted."""
         ledger.update({m.ref: (None if m.ref in self.world.deleted else m.holder) for m in self.world.memories.values()})
-        rows = stored(self.s.db_path)
+        rows = stored_in(self.s)
         alive = {ref: holder for ref, holder in ledger.items() if holder is not None}
         missing = set(alive) - set(rows)
         assert not missing, f"deleted beyond reach or lost: {missing}\n{self.trace()}"
@@ -311,7 +314,7 @@ class Run:
 
 
 # ---------------------------------------------------------------------------------------
-def drive(surface, examples: int) -> None:
+def drive(surface, examples: int, key: str) -> None:
     """`examples` generated worlds of STEPS calls each. Every world gets a fresh model (so
     hypothesis can replay and shrink it) over the same store, whose earlier contents are
     other tenants to it: the leak scan flags any of their markers or references."""
@@ -323,6 +326,7 @@ def drive(surface, examples: int) -> None:
     def prop(w, data):
         _, callers, teams, contents = w
         run = Run(surface, World(), callers, teams, contents, data.draw)
+        run.key = key
         for _ in range(STEPS):
             run.step()
         run.check_store(ledger)
@@ -330,40 +334,51 @@ def drive(surface, examples: int) -> None:
     prop()
 
 
-@pytest.fixture(params=["sqlite"])
-def store_kind(request) -> str:
-    """Where the OpenSearch store joins the isolation runs."""
-    return request.param
+def in_process_services(store_kind: str, request, tmp_path: Path) -> Services:
+    if store_kind == "sqlite":
+        return Services(Settings(data_dir=tmp_path, embedder="none"), SQLiteStore(tmp_path / "xmemo.sqlite3"), None)
+    from xmemo.store.opensearch import OpenSearchStore
+
+    url = request.getfixturevalue("osmem_clone").url
+    settings = Settings(data_dir=tmp_path, embedder="none", store="opensearch", opensearch_url=url, opensearch_knn=False)
+    return Services(settings, OpenSearchStore.from_settings(settings), None)
 
 
-def test_isolation_in_process_gateway(tmp_path: Path, store_kind: str, monkeypatch):
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines on stdout
-    svc = Services(Settings(data_dir=tmp_path, embedder="none"), SQLiteStore(tmp_path / "xmemo.sqlite3"), None)
-    surface = InProcessGateway(svc, tmp_path)
-    before = cases.COUNTS[f"isolation[{surface.name}]"]
-    drive(surface, PLANS[surface.name])
-    ran = cases.COUNTS[f"isolation[{surface.name}]"] - before
+def run_plan(surface, store_kind: str) -> None:
+    key = f"isolation[{surface.name}/{store_kind}]"
+    before = cases.COUNTS[key]
+    drive(surface, PLANS[(surface.name, store_kind)], key)
+    ran = cases.COUNTS[key] - before
     print(f"isolation over {surface.name} on {store_kind}: {ran} cases")
-    assert ran >= PLANS[surface.name] * STEPS
-    svc.store.close()
+    assert ran >= PLANS[(surface.name, store_kind)] * STEPS
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite", pytest.param("opensearch", marks=pytest.mark.integration)])
+def test_isolation_in_process_gateway(tmp_path: Path, store_kind: str, request, monkeypatch):
+    """REST only: the MCP handler takes the process-default services, so its leg runs
+    against the gateway subprocess below."""
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines on stdout
+    svc = in_process_services(store_kind, request, tmp_path)
+    surface = InProcessGateway(svc, tmp_path)
+    try:
+        run_plan(surface, store_kind)
+    finally:
+        svc.store.close()
 
 
 @pytest.mark.e2e
-def test_isolation_over_http(security_gateway, store_kind: str):
+@pytest.mark.parametrize("mcp", [False, True], ids=["rest", "mcp"])
+def test_isolation_over_http(security_gateway, mcp: bool):
     surface = HttpGateway(security_gateway)
-    before = cases.COUNTS[f"isolation[{surface.name}]"]
     try:
-        drive(surface, PLANS[surface.name])
+        run_plan(McpFull(surface) if mcp else surface, "sqlite")
     finally:
         surface.close()
-    ran = cases.COUNTS[f"isolation[{surface.name}]"] - before
-    print(f"isolation over {surface.name} on {store_kind}: {ran} cases")
-    assert ran >= PLANS[surface.name] * STEPS
 
 
-def test_isolation_total_reaches_two_thousand_cases_per_store():
-    """Runs last in this module: the two surfaces together made ≥ 2,000 cases."""
-    total = sum(n for k, n in cases.COUNTS.items() if k.startswith("isolation["))
-    if total == 0:
-        pytest.skip("the isolation tests were not selected")
-    assert total >= 2000, total
+def test_isolation_reaches_two_thousand_cases_per_store():
+    """Runs last in this module: each store saw ≥ 2,000 cases over all surfaces."""
+    for store_kind in ("sqlite", "opensearch"):
+        total = sum(n for k, n in cases.COUNTS.items() if k.startswith("isolation[") and k.endswith(f"/{store_kind}]"))
+        if total:
+            assert total >= 2000, (store_kind, total)
