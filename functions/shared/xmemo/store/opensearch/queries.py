@@ -91,10 +91,12 @@ def from_document(src: dict[str, Any]) -> Memory:
 
 
 def slot_id(memory: Memory) -> str:
-    """Deterministic `_id` of a memory: one slot per (boundary, bucket, temporariness,
-    content hash), the duplicate key. A retried write lands on the same slot, so
-    `op_type=create` turns a duplicate into a 409 instead of a second document."""
-    key = "\x1f".join([memory.boundary, memory.bucket, "t" if memory.temporary else "p", memory.content_sha256])
+    """Deterministic `_id` of a memory: one slot per (holder, boundary, bucket,
+    temporariness, content hash), the duplicate key. A retried write lands on the same
+    slot, so `op_type=create` turns a duplicate into a 409 instead of a second document.
+    The holder is part of it because the boundary string alone is ambiguous (an owner
+    named `ann/project:x` has the boundary of ann's project x)."""
+    key = "\x1f".join([memory.holder, memory.boundary, memory.bucket, "t" if memory.temporary else "p", memory.content_sha256])
     return "s_" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
