@@ -10,13 +10,29 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from tests.gateway import start_gateway, stop_gateway
+
 from . import cases
 
 pytestmark = pytest.mark.e2e
 
 
-def test_concurrent_callers_keep_their_own_identity_and_body(security_gateway):
-    gw = security_gateway
+@pytest.fixture(scope="module")
+def forked_gateway(tmp_path_factory):
+    """The gateway as two pre-forked worker processes on one socket and one SQLite file."""
+    gw = start_gateway(tmp_path_factory.mktemp("forked-gw"), {"XMEMO_GATEWAY_WORKERS": "2"})
+    yield gw
+    stop_gateway(gw)
+    assert gw.process.returncode == 0, "the parent stops its workers and exits cleanly"
+
+
+@pytest.fixture(params=["one process", "two workers"])
+def gateway(request):
+    return request.getfixturevalue("security_gateway" if request.param == "one process" else "forked_gateway")
+
+
+def test_concurrent_callers_keep_their_own_identity_and_body(gateway):
+    gw = gateway
     owners = [f"conc{uuid.uuid4().hex[:6]}{i}" for i in range(4)]
     tokens = {o: gw.token(o, "memory:read", "memory:write") for o in owners}
 

@@ -105,6 +105,13 @@ class Settings(BaseSettings):
 
     # -- local gateway (`xmemo serve`, `xmemo token`) -----------------------------------
     port: int = Field(8787, ge=0, le=65535, description="Port of the local gateway on 127.0.0.1 (0 picks a free one).")
+    gateway_workers: int = Field(
+        1,
+        ge=1,
+        le=32,
+        description="Processes of the local gateway sharing its socket. Each runs one handler call at a time, "
+        "as a Lambda container does, so more workers serve concurrent clients in parallel.",
+    )
     issuer: str | None = Field(
         None, description="`iss` of local tokens and the only issuer the local gateway accepts; default http://127.0.0.1:<port>."
     )

@@ -66,11 +66,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gateway(data_dir: Path, embedder: str) -> tuple[subprocess.Popen, str]:
+def start_gateway(data_dir: Path, embedder: str, workers: int = 1) -> tuple[subprocess.Popen, str]:
     import httpx
 
     port = _free_port()
-    env = {**os.environ, "XMEMO_DATA_DIR": str(data_dir), "XMEMO_PORT": str(port), "XMEMO_EMBEDDER": embedder, "XMEMO_STORE": "sqlite"}
+    env = {**os.environ, "XMEMO_DATA_DIR": str(data_dir), "XMEMO_PORT": str(port), "XMEMO_EMBEDDER": embedder, "XMEMO_STORE": "sqlite",
+           "XMEMO_GATEWAY_WORKERS": str(workers)}
     env.pop("XMEMO_ISSUER", None)
     xmemo = Path(sys.executable).with_name("xmemo")
     proc = subprocess.Popen([str(xmemo), "serve", "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

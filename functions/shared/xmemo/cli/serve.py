@@ -39,9 +39,16 @@ def run(args) -> int:
     if args.print_token:
         token = issue_token(gateway.settings, gateway.key, scopes=["memory:read", "memory:write"], sub=args.print_token)
         print(f"  Token (sub={args.print_token}, memory:read memory:write, 1 h):\n{token}")
+    workers = gateway.settings.gateway_workers
+    if workers > 1:
+        print(f"  Workers: {workers} processes", flush=True)
     print("Ctrl-C stops.", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        server.server_close()
-    return 0
+    if workers == 1:
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            server.server_close()
+        return 0
+    from ..local.workers import serve_forked
+
+    return serve_forked(server, workers)
