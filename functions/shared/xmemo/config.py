@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
     semantic_weight: float = Field(1.0, ge=0, description="Weight of the semantic leg in fusion.")
+    context_weight: float = Field(
+        0.5,
+        ge=0,
+        description="BM25 weight of a memory's neighbouring context (the memories written just before and after it in the same location); 0 ignores it.",
+    )
     semantic_floor: float = Field(
         0.80,
         ge=-1,

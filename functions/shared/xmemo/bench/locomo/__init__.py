@@ -16,7 +16,7 @@ from .report import markdown, plot, systems_dict
 from .evaluate import evaluate
 
 RETRIEVAL_SETTINGS = (
-    "lexical_candidates", "semantic_candidates", "rrf_k", "lexical_weight", "semantic_weight",
+    "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
     "semantic_floor", "diversity_threshold", "min_useful_tokens",
 )
 

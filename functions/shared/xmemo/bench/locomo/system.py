@@ -95,7 +95,9 @@ class XMemoSystem:
     """One conversation's store, owner and reference → turn-id map."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None, folder: Path, owner: str):
-        self.store = SQLiteStore(folder / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms)
+        self.store = SQLiteStore(
+            folder / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight
+        )
         self.clock = _Clock()
         self.svc = Services(settings, self.store, embedder, self.clock)
         scopes = " ".join(f"{settings.resource_server}/memory:{s}" for s in ("read", "write"))
