@@ -134,9 +134,18 @@ class Settings(BaseSettings):
     # -- retrieval -----------------------------------------------------------------------
     lexical_candidates: int = Field(60, ge=1, le=1000, description="Lexical hits fetched before fusion.")
     semantic_candidates: int = Field(60, ge=1, le=1000, description="Semantic hits fetched before fusion.")
+    fusion: Literal["rrf", "minmax"] = Field(
+        "minmax",
+        description="How the legs are fused: reciprocal ranks (`rrf`) or weighted scores min-max scaled per query (`minmax`).",
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
-    lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion.")
+    lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
     semantic_weight: float = Field(1.0, ge=0, description="Weight of the semantic leg in fusion.")
+    context_weight: float = Field(
+        0.5,
+        ge=0,
+        description="BM25 weight of a memory's neighbouring context (the memories written just before and after it in the same location); 0 ignores it.",
+    )
     semantic_floor: float = Field(
         0.80,
         ge=-1,

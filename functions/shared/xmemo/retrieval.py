@@ -42,14 +42,13 @@ class Plan:
 
 
 def fuse(cands: Candidates, settings: Settings) -> list[Ranked]:
-    """Weighted reciprocal-rank fusion of both legs. A hit only the semantic leg found must
-    clear `semantic_floor` (cosine), so unrelated memories are not returned."""
-    k = settings.rrf_k
+    """Both legs fused into one ranking (`settings.fusion`). A hit only the semantic leg
+    found must clear `semantic_floor` (cosine), so unrelated memories are not returned."""
     by_ref: dict[str, Ranked] = {}
     for rank, hit in enumerate(cands.lexical, 1):
         r = by_ref.setdefault(hit.memory.reference, Ranked(hit.memory, 0.0))
         r.lexical_rank = rank
-        r.score += settings.lexical_weight / (k + rank)
+    semantic = []
     for rank, hit in enumerate(cands.semantic, 1):
         r = by_ref.get(hit.memory.reference)
         if r is None:
@@ -58,8 +57,31 @@ def fuse(cands: Candidates, settings: Settings) -> list[Ranked]:
             r = by_ref[hit.memory.reference] = Ranked(hit.memory, 0.0)
         r.semantic_rank = rank
         r.cosine = hit.score
-        r.score += settings.semantic_weight / (k + rank)
+        semantic.append(hit)
+    if settings.fusion == "rrf":
+        k = settings.rrf_k
+        for r in by_ref.values():
+            if r.lexical_rank is not None:
+                r.score += settings.lexical_weight / (k + r.lexical_rank)
+            if r.semantic_rank is not None:
+                r.score += settings.semantic_weight / (k + r.semantic_rank)
+    else:
+        _add_scaled(by_ref, cands.lexical, settings.lexical_weight)
+        _add_scaled(by_ref, cands.semantic, settings.semantic_weight)
     return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+
+
+def _add_scaled(by_ref: dict[str, Ranked], hits: list, weight: float) -> None:
+    """Min-max scaling of one leg's scores to 0..1 within this query's candidates, so BM25
+    (unbounded) and cosine (compressed near 0.8 for e5) weigh what their weights say."""
+    if not hits:
+        return
+    top, low = max(h.score for h in hits), min(h.score for h in hits)
+    span = top - low
+    for h in hits:
+        r = by_ref.get(h.memory.reference)
+        if r is not None:
+            r.score += weight * ((h.score - low) / span if span > 0 else 1.0)
 
 
 def lexical_only(cands: Candidates) -> list[Ranked]:

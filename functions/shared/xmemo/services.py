@@ -29,7 +29,9 @@ def make_store(settings: Settings) -> MemoryStore:
     if settings.store == "sqlite":
         from .store.sqlite import SQLiteStore
 
-        return SQLiteStore(settings.data_dir / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms)
+        return SQLiteStore(
+            settings.data_dir / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight
+        )
     from .store.opensearch import OpenSearchStore  # the AWS backend
 
     return OpenSearchStore.from_settings(settings)

@@ -168,7 +168,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
             "candidates": len(cands.semantic),
             "floor": s.semantic_floor,
         },
-        fusion={"method": "rrf", "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
+        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
         filters=_filters_of(inp),
     )
     return ranked, plan

@@ -2,7 +2,14 @@
 in-process matrix of embeddings for the semantic leg.
 
 Writes are single transactions, so a crash leaves either the whole memory or none of it.
-The vector matrix is a cache rebuilt from the table; it is never the source of truth."""
+The vector matrix is a cache rebuilt from the table; it is never the source of truth.
+
+Neighbouring context: the FTS row of a memory also holds, in a low-weight `context`
+column, the stems of the memories written just before and just after it in the same
+holder and location (a conversation, a document). A turn like "Yes, twice last year"
+then matches the question its neighbour asked. Only the tolerant leg reads it; strict
+search never does. It is kept current on insert and delete (a forgotten memory's words
+leave its neighbours' context)."""
 
 from __future__ import annotations
 
@@ -22,7 +29,11 @@ from ..errors import InvalidRequest, StoreUnavailable
 from ..models import Memory, Source
 from .base import Candidates, Hit
 
-SCHEMA = """
+FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
+    words, stems, context, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
+)"""
+
+SCHEMA = FTS_TABLE + """;
 CREATE TABLE IF NOT EXISTS memories (
     rowid          INTEGER PRIMARY KEY,
     reference      TEXT NOT NULL UNIQUE,
@@ -51,11 +62,18 @@ CREATE INDEX IF NOT EXISTS memories_holder_created ON memories (holder, created_
 CREATE INDEX IF NOT EXISTS memories_dedup
     ON memories (boundary, bucket, temporary, content_sha256) WHERE superseded_by IS NULL;
 CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL;
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
-    words, stems, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
-);
+CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, location, created_at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 1);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
+"""
+CONTEXT_NEIGHBOURS = """
+SELECT rowid, content FROM memories
+WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_at < ? OR (created_at = ? AND rowid < ?))
+ORDER BY created_at DESC, rowid DESC LIMIT 1
+""", """
+SELECT rowid, content FROM memories
+WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_at > ? OR (created_at = ? AND rowid > ?))
+ORDER BY created_at, rowid LIMIT 1
 """
 
 _COLUMNS = (
@@ -127,8 +145,8 @@ def where_clause(rf: ReadFilter, alias: str = "m") -> tuple[str, list[Any]]:
     return " AND ".join(sql), params
 
 
-def fts_query(terms: list[str], *, strict: bool) -> str:
-    column = "words" if strict else "stems"
+def fts_query(terms: list[str], *, strict: bool, context: bool = True) -> str:
+    column = "words" if strict else ("{stems context}" if context else "stems")
     quoted = " AND ".join if strict else " OR ".join
     return f"{column} : (" + quoted('"' + t.replace('"', '""') + '"' for t in terms) + ")"
 
@@ -194,7 +212,7 @@ class SQLiteStore:
     """`MemoryStore` over one SQLite file. Safe to share across threads of one process;
     several processes may open the same file (WAL)."""
 
-    def __init__(self, path: str | Path, busy_timeout_ms: int = 5000):
+    def __init__(self, path: str | Path, busy_timeout_ms: int = 5000, *, context_weight: float = 0.5):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -206,7 +224,54 @@ class SQLiteStore:
         self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._conn.executescript(SCHEMA)
+        self._migrate_fts()
         self._vectors = _VectorIndex()
+        self._context_weight = float(context_weight)
+
+    def _migrate_fts(self) -> None:
+        """Schema 1 had no `context` column: rebuild the FTS table from the memories."""
+        conn = self._conn
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
+        if "context" in columns:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DROP TABLE memories_fts")
+            conn.execute(FTS_TABLE)
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM memories").fetchall()
+            for row in rows:
+                self._index(conn, row["rowid"], _row_to_memory(row))
+            for row in rows:
+                self._index_context(conn, row["rowid"])
+            conn.execute("UPDATE meta SET value = 2 WHERE key = 'schema'")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _index(conn: sqlite3.Connection, rowid: int, memory: Memory) -> None:
+        indexed = " ".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, words, stems, context) VALUES (?, ?, ?, '')",
+            (rowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
+        )
+
+    @staticmethod
+    def _neighbours(conn: sqlite3.Connection, rowid: int) -> list[sqlite3.Row]:
+        """The memories just before and just after `rowid` in its holder and location, of the
+        same temporariness: a temporary memory's words must never make a permanent one
+        findable by a caller without the temporary scope."""
+        me = conn.execute("SELECT holder, location, temporary, created_at FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        if me is None:
+            return []
+        args = (me["holder"], me["location"], me["temporary"], rowid, me["created_at"], me["created_at"], rowid)
+        return [r for sql in CONTEXT_NEIGHBOURS if (r := conn.execute(sql, args).fetchone()) is not None]
+
+    def _index_context(self, conn: sqlite3.Connection, rowid: int) -> None:
+        context = " ".join(" ".join(text.stems(r["content"])) for r in self._neighbours(conn, rowid))
+        conn.execute("UPDATE memories_fts SET context = ? WHERE rowid = ?", (context, rowid))
 
     # -- helpers -------------------------------------------------------------------------
     def _run(self, fn):
@@ -280,11 +345,9 @@ class SQLiteStore:
                 None, memory.content_sha256, blob,
             ),
         )
-        indexed = " ".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
-        conn.execute(
-            "INSERT INTO memories_fts (rowid, words, stems) VALUES (?, ?, ?)",
-            (cur.lastrowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
-        )
+        self._index(conn, cur.lastrowid, memory)
+        for rowid in [cur.lastrowid, *(r["rowid"] for r in self._neighbours(conn, cur.lastrowid))]:
+            self._index_context(conn, rowid)
         if memory.supersedes:
             conn.execute(
                 "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE reference = ?",
@@ -292,13 +355,16 @@ class SQLiteStore:
             )
         return memory, False
 
-    @staticmethod
-    def _delete_rowids(conn: sqlite3.Connection, rowids: list[int]) -> None:
+    def _delete_rowids(self, conn: sqlite3.Connection, rowids: list[int]) -> None:
+        gone = set(rowids)
+        touched = {r["rowid"] for rowid in rowids for r in self._neighbours(conn, rowid)} - gone
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", chunk)
             conn.execute(f"DELETE FROM memories WHERE rowid IN ({marks})", chunk)
+        for rowid in touched:  # their context named the deleted memories' words
+            self._index_context(conn, rowid)
 
     def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
         where, params = where_clause(rf)
@@ -368,10 +434,11 @@ class SQLiteStore:
             if terms and lexical_k > 0:
                 where, params = where_clause(rf)
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, bm25(memories_fts) AS score "
+                    f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, "
+                    f"bm25(memories_fts, 1.0, 1.0, {self._context_weight!r}) AS score "
                     f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
                     f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
-                    [fts_query(terms, strict=strict), *params, lexical_k],
+                    [fts_query(terms, strict=strict, context=self._context_weight > 0), *params, lexical_k],
                 ).fetchall()
                 out.lexical = [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
             if vector is not None and semantic_k > 0 and not strict:

