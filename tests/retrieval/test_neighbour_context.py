@@ -68,6 +68,16 @@ def test_temporary_neighbours_are_no_context_of_permanent_memories(services):
     assert set(_recall(services, p, "ferry")) == {before, after}  # they neighbour each other
 
 
+def test_the_default_location_groups_nothing(services):
+    """Without a named location (it defaults to the bucket) consecutive memories are
+    unrelated notes, not a conversation: no context is shared."""
+    p = make_principal()
+    a = tools.remember(services, p, RememberInput(content="The ferry leaves at nine.")).memory.reference
+    b = tools.remember(services, p, RememberInput(content="Budget review on Friday.")).memory.reference
+    assert _recall(services, p, "ferry") == [a]
+    assert _recall(services, p, "budget") == [b]
+
+
 def test_a_schema_1_file_is_migrated(tmp_path, clock):
     from xmemo.config import Settings
     from xmemo.services import Services
