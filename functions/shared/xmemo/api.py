@@ -22,18 +22,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from .auth import Principal, principal_from_claims
 from .errors import InvalidRequest, NotFound, StoreUnavailable, XMemoError
 from .services import Services, default_services
+from . import status as spec_status
 
-# SPEC §6: status of every error code. Unknown codes are a programming error → 500.
-STATUS: dict[str, int] = {
-    "invalid_request": 400,
-    "unauthorized": 401,
-    "insufficient_scope": 403,
-    "team_mismatch": 403,
-    "not_found": 404,
-    "out_of_bounds": 422,
-    "capture_policy": 422,
-    "store_unavailable": 503,
-}
 INTERNAL_MESSAGE = "internal error; nothing about the request was leaked or half-written"
 
 # Powertools reads POWERTOOLS_SERVICE_NAME / POWERTOOLS_METRICS_NAMESPACE / log level from
@@ -54,7 +44,7 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
 
 
 def status_of(exc: XMemoError) -> int:
-    return STATUS.get(exc.code, 500)
+    return spec_status.status_of(exc.code)
 
 
 def json_response(status: int, body: Any, headers: Mapping[str, str] | None = None) -> Response:

@@ -9,22 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import status
 from ..errors import XMemoError
 
-STATUS: dict[str, int] = {
-    "invalid_request": 400,
-    "unauthorized": 401,
-    "insufficient_scope": 403,
-    "team_mismatch": 403,
-    "not_found": 404,
-    "out_of_bounds": 422,
-    "capture_policy": 422,
-    "store_unavailable": 503,
-}
-
-
 def status_of(exc: XMemoError) -> int:
-    return STATUS.get(exc.code, 500)
+    return status.status_of(exc.code)
 
 
 def error_text(exc: XMemoError) -> str:
