@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
 
-from xmemo.api import STATUS
+from xmemo.status import STATUS
 from xmemo.openapi import OPERATIONS, build_openapi
 from xmemo.local.template import routes_of
 
