@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import models_json_schema
 
 from . import __version__
-from .api import STATUS
+from .status import STATUS
 from .local.template import Route, routes_of
 from .models import (
     ContextInput,
