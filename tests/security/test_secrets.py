@@ -103,8 +103,26 @@ def test_secrets_never_stored_indexed_logged_or_returned(security_gateway, tmp_p
         cli_output = done.stdout + done.stderr
         cases.record("secrets[import]", len(SECRETS))
         importer = gw.token("secrets-importer", "memory:read")
+        # -- MCP, public profile: tools/call remember ----------------------------------------
+        mcp_writer = gw.token("secrets-mcp", "memory:read", "memory:write")
+        mcp_headers = {
+            "Authorization": f"Bearer {mcp_writer}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        for i, s in enumerate(SECRETS):
+            rpc = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                   "params": {"name": "remember", "arguments": {"content": s.text, "bucket": "secrets"}}}
+            r = http.post("/mcp", json=rpc, headers=mcp_headers)
+            assert r.status_code == 200, r.text
+            result = r.json()["result"]
+            assert not result["isError"], result
+            text = result["content"][0]["text"]
+            assert text.startswith("Stored: Reference: ") and "\nRedacted: " in text, (s.kind, text)
+            answers.append(r.text)
+            cases.record("secrets[mcp]")
         # -- every read that could surface them -------------------------------------------
-        for token in (writer, importer):
+        for token in (writer, importer, mcp_writer):
             h = {"Authorization": f"Bearer {token}"}
             page = http.get("/v1/memories", params={"limit": 100}, headers=h)
             assert page.status_code == 200 and len(page.json()["memories"]) == len(SECRETS), page.text[:300]
