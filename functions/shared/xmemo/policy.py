@@ -48,11 +48,6 @@ class Captured:
     redacted: tuple[str, ...]  # kinds found, in first-seen order
 
 
-def find_secrets(content: str) -> list[str]:
-    """Kinds of secret present in `content` (no values: they must never be echoed)."""
-    return list(apply_policy(content, "redact").redacted)
-
-
 def apply_policy(content: str, mode: str) -> Captured:
     """Redact every secret, or refuse the whole write in `reject` mode."""
     kinds: list[str] = []

@@ -57,7 +57,7 @@ class RememberResult:
         return {"memory": self.memory.public_dict(), "duplicate": self.duplicate, "redacted": list(self.redacted)}
 
 
-def remember(svc: Services, principal: Principal, inp: RememberInput, *, agent: str | None = None, session: str | None = None) -> RememberResult:
+def remember(svc: Services, principal: Principal, inp: RememberInput) -> RememberResult:
     principal.require(WRITE)
     check_team(principal, inp.team)
     captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.settings.capture_policy)
@@ -84,7 +84,7 @@ def remember(svc: Services, principal: Principal, inp: RememberInput, *, agent: 
         project=inp.project,
         tags=tuple(dict.fromkeys(inp.tags)),
         boundary=boundary_of(principal.owner, inp.team, inp.project),
-        source=Source(client_id=principal.client_id, agent=agent, session=session),
+        source=Source(client_id=principal.client_id),
         created_at=now,
         updated_at=now,
         expires_at=now + timedelta(seconds=ttl) if ttl else None,

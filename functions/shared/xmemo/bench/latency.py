@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import tools
-from ..auth import principal_from_claims
+from ..auth import principal_from_claims, read_filter
 from ..config import Settings
 from ..embedding import make_embedder
 from ..ids import new_reference
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             settings = Settings(data_dir=Path(tmp), embedder=args.embedder)
             store = SQLiteStore(Path(tmp) / "bench.sqlite3")
             svc = Services(settings, store, embedder)
-            label = f"{size // 1000}k"
+            label = f"{size // 1000}k" if size % 1000 == 0 else str(size)
             rate = build_corpus(
                 svc, "bench", size, args.distinct, args.real_embeddings,
                 lambda n: print(f"\r[{label}] loaded {n}/{size}", end="", file=sys.stderr),
@@ -114,6 +114,17 @@ def run(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
             warm = time_calls(lambda q: tools.recall(svc, principal, RecallInput(query=q)), qs[:1])
             figures = {"ingest_per_s": round(rate, 1), "first_query_ms": round(warm[0], 1)}
+            # Where a recall's time goes: each leg alone, on the same queries.
+            rf = read_filter(principal, svc.clock())
+            vectors = [svc.embedder.embed_query(q) for q in qs] if svc.embedder is not None else [None] * len(qs)
+            k = svc.settings.lexical_candidates
+            figures["lexical_leg"] = latency_summary(
+                time_calls(lambda q: svc.store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False), qs)
+            )
+            if svc.embedder is not None:
+                figures["semantic_leg"] = latency_summary(
+                    time_calls(lambda v: svc.store.search("", v, rf, lexical_k=0, semantic_k=k, strict=False), vectors)
+                )
             for name, fn in {
                 "recall": lambda q: tools.recall(svc, principal, RecallInput(query=q)),
                 "search_memory": lambda q: tools.search_memory(svc, principal, SearchInput(query=q)),
@@ -126,9 +137,15 @@ def run(args: argparse.Namespace) -> int:
             figures["remember"] = latency_summary(time_calls(lambda w: tools.remember(svc, principal, w), writes))
             report["sizes"][label] = figures
             store.close()
+    if embedder is not None:
+        embedder.embed_query("warm-up")
+        qs_ms = time_calls(embedder.embed_query, qs)
+        report["query_embedding"] = latency_summary(qs_ms)
     rows = []
     for label, f in report["sizes"].items():
-        for tool in ("recall", "search_memory", "recall_context", "remember"):
+        for tool in ("recall", "search_memory", "recall_context", "remember", "lexical_leg", "semantic_leg"):
+            if tool not in f:
+                continue
             rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"]])
     md = (
         f"# Latency (in-process, embedder `{args.embedder}`)\n\n"
@@ -136,6 +153,11 @@ def run(args: argparse.Namespace) -> int:
         + "\n"
         + markdown_table(["memories", "ingest/s", "first query ms"], [[k, v["ingest_per_s"], v["first_query_ms"]] for k, v in report["sizes"].items()])
         + f"\nCold import of the tool path: {report['cold_import_ms']} ms\n"
+        + (
+            f"Query embedding alone: p50 {report['query_embedding']['p50_ms']} ms, p95 {report['query_embedding']['p95_ms']} ms\n"
+            if "query_embedding" in report
+            else ""
+        )
     )
     print(md)
     save(args.out, "latency", report, md)
