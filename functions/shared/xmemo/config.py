@@ -109,8 +109,8 @@ class Settings(BaseSettings):
         1,
         ge=1,
         le=32,
-        description="Processes of the local gateway sharing its socket. Each runs one handler call at a time, "
-        "as a Lambda container does, so more workers serve concurrent clients in parallel.",
+        description="Worker processes of the local gateway. Each runs one handler call at a time, as a Lambda "
+        "container does, and every call goes to the next idle one, so concurrent clients are served in parallel.",
     )
     issuer: str | None = Field(
         None, description="`iss` of local tokens and the only issuer the local gateway accepts; default http://127.0.0.1:<port>."

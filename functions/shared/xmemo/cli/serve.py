@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from pathlib import Path
 
 
@@ -41,14 +43,20 @@ def run(args) -> int:
         print(f"  Token (sub={args.print_token}, memory:read memory:write, 1 h):\n{token}")
     workers = gateway.settings.gateway_workers
     if workers > 1:
-        print(f"  Workers: {workers} processes", flush=True)
+        print(f"  Workers: {workers} processes, each invocation to the next idle one", flush=True)
     print("Ctrl-C stops.", flush=True)
-    if workers == 1:
-        try:
-            server.serve_forever(poll_interval=0.2)
-        finally:
-            server.server_close()
-        return 0
-    from ..local.workers import serve_forked
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        gateway.close()
+    print("gateway stopped", file=sys.stderr)
+    return 0
 
-    return serve_forked(server, workers)
+
+def _stop(_signum, _frame) -> None:
+    """SIGTERM stops the gateway as Ctrl-C does: its workers are closed, the exit status is 0."""
+    raise KeyboardInterrupt

@@ -30,6 +30,7 @@ from .functions import FunctionMissing, FunctionPool
 from .keys import SigningKey
 from .template import Route, routes_of
 from .tokens import full_scopes, issue_token, issuer_of, verify_token
+from .workers import HandlerCrashed, WorkerPool
 
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit
 TOKEN_TTL = 3600
@@ -63,7 +64,7 @@ class Request:
 class Gateway:
     """Routing, authorization and invocation, independent of the HTTP server."""
 
-    def __init__(self, settings: Settings, template: Path, pool_size: int = 8):
+    def __init__(self, settings: Settings, template: Path, pool_size: int = 8, workers: int = 1):
         self.settings = settings
         self.template = template
         self.routes = routes_of(template, {"ResourceServerId": settings.resource_server})
@@ -72,6 +73,8 @@ class Gateway:
         self._pools: dict[str, FunctionPool] = {}
         self._pool_size = pool_size
         self._pools_lock = threading.Lock()
+        # several workers: each invocation runs in the next idle worker process; one: here
+        self._workers = WorkerPool(self.routes, workers) if workers > 1 else None
         # Gateway-owned endpoints (not Lambda routes): (method, path) → handler.
         self.endpoints: dict[tuple[str, str], Callable[[Request], Reply]] = {
             ("GET", "/.well-known/jwks.json"): lambda _r: Reply.json(200, self.key.jwks()),
@@ -172,15 +175,23 @@ class Gateway:
         )
         event["isBase64Encoded"] = b64
         try:
-            result = self.pool(route).invoke(event)
+            result = self._workers.invoke(route, event) if self._workers else self.pool(route).invoke(event)
         except FunctionMissing as exc:
             print(f"xmemo gateway: {exc}", file=sys.stderr)
             return Reply.json(502, error_body("internal", "the function behind this route is not deployed"))
+        except HandlerCrashed as exc:  # in a worker process: it sent its own trace
+            print(f"xmemo gateway: {route.function} raised {exc}", file=sys.stderr)
+            return Reply.json(502, error_body("internal", "internal server error"))
         except Exception as exc:  # a Lambda crash: API Gateway answers 502
             frames = "".join(traceback.format_tb(exc.__traceback__)[-3:])
             print(f"xmemo gateway: {route.function} raised {type(exc).__name__}\n{frames}", file=sys.stderr)
             return Reply.json(502, error_body("internal", "internal server error"))
         return self._lambda_reply(result)
+
+    def close(self) -> None:
+        """Stop the worker processes, if any."""
+        if self._workers is not None:
+            self._workers.close()
 
     @staticmethod
     def _lambda_reply(result: Mapping[str, Any]) -> Reply:
@@ -318,11 +329,12 @@ class GatewayServer(ThreadingHTTPServer):
 
 
 def make_server(settings: Settings, template: Path, *, quiet: bool = False, pool_size: int = 8) -> tuple[GatewayServer, Gateway]:
-    """Bind 127.0.0.1:`settings.port` (0 = a free port; the issuer then follows it)."""
+    """Bind 127.0.0.1:`settings.port` (0 = a free port; the issuer then follows it), with
+    `settings.gateway_workers` worker processes when there are more than one."""
     server = GatewayServer((HOST, settings.port), _Handler)
     port = server.server_address[1]
     if settings.port != port and settings.issuer is None:
         settings = settings.model_copy(update={"port": port})
-    gateway = Gateway(settings, template, pool_size)
+    gateway = Gateway(settings, template, pool_size, settings.gateway_workers)
     server.RequestHandlerClass = type("Handler", (_Handler,), {"gateway": gateway, "quiet": quiet})
     return server, gateway

@@ -1,0 +1,105 @@
+"""The gateway's worker processes: each invocation runs in the next idle worker, in its own
+process; a handler that raises costs only its call, a worker that dies is replaced, and
+closing the pool ends every worker. Real spawned processes running a real handler file."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from xmemo.local.functions import FunctionMissing
+from xmemo.local.template import Route
+from xmemo.local.workers import HandlerCrashed, WorkerPool
+
+HANDLER = textwrap.dedent(
+    """
+    import os, time
+
+    def handler(event, context):
+        action = event.get("action")
+        if action == "sleep":
+            time.sleep(event["seconds"])
+        elif action == "raise":
+            raise ValueError("boom")
+        elif action == "die":
+            os._exit(3)
+        return {"statusCode": 200, "pid": os.getpid(), "echo": event.get("echo")}
+    """
+)
+
+
+def route(code: Path, function: str = "TestFunction") -> Route:
+    return Route("POST", "/t", function, code, "app.handler", (), False, 3, 128)
+
+
+@pytest.fixture
+def code(tmp_path: Path) -> Path:
+    (tmp_path / "app.py").write_text(HANDLER)
+    return tmp_path
+
+
+@pytest.fixture
+def pool(code):
+    p = WorkerPool([route(code), route(code.parent / "absent", "MissingFunction")], size=2)
+    yield p
+    p.close()
+
+
+def test_an_invocation_runs_in_a_worker_process_and_returns_its_answer(pool, code):
+    answer = pool.invoke(route(code), {"echo": "hello"})
+    assert answer["echo"] == "hello" and answer["pid"] != os.getpid()
+
+
+def test_calls_in_flight_together_run_on_different_workers(pool, code):
+    pids: list[int] = []
+
+    def call():
+        pids.append(pool.invoke(route(code), {"action": "sleep", "seconds": 0.5})["pid"])
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(pids)) == 2, "the second call waited for the busy worker while the other idled"
+
+
+def test_a_raising_handler_costs_only_its_call(pool, code):
+    first = pool.invoke(route(code), {})["pid"]
+    with pytest.raises(HandlerCrashed, match="ValueError"):
+        pool.invoke(route(code), {"action": "raise"})
+    seen = {pool.invoke(route(code), {})["pid"] for _ in range(4)}
+    assert first in seen  # the same processes go on serving
+
+
+def test_a_dead_worker_is_replaced(pool, code):
+    with pytest.raises(HandlerCrashed, match="died"):
+        pool.invoke(route(code), {"action": "die"})
+    answers = []
+
+    def call():
+        answers.append(pool.invoke(route(code), {"action": "sleep", "seconds": 0.3}))
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(answers) == 2 and len({a["pid"] for a in answers}) == 2  # two workers again
+
+
+def test_a_missing_handler_file_is_reported_as_such(pool, code):
+    with pytest.raises(FunctionMissing, match="MissingFunction"):
+        pool.invoke(route(code.parent / "absent", "MissingFunction"), {})
+    assert pool.invoke(route(code), {"echo": 1})["echo"] == 1
+
+
+def test_closing_the_pool_ends_every_worker(code):
+    p = WorkerPool([route(code)], size=2)
+    processes = [w.process for w in p._all]
+    p.close()
+    assert all(not proc.is_alive() for proc in processes)
