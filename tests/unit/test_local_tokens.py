@@ -13,7 +13,8 @@ from xmemo.errors import Unauthorized
 from xmemo.local.clients import CLI_CLIENT_ID, ClientRegistry
 from xmemo.local.events import claims_as_strings
 from xmemo.local.keys import SigningKey
-from xmemo.local.tokens import issue_token, verify_token
+from xmemo.local import tokens as tokens_module
+from xmemo.local.tokens import VerifiedTokens, issue_token, verify_token
 from xmemo.auth import principal_from_claims
 
 
@@ -45,8 +46,12 @@ def test_key_persists_and_is_private(env, tmp_path):
     assert key.jwks()["keys"][0]["kid"] == again.kid
 
 
+VERIFIERS = {"direct": verify_token, "cached": lambda *a: VerifiedTokens().verify(*a)}
+
+
+@pytest.mark.parametrize("verifier", sorted(VERIFIERS))
 @pytest.mark.parametrize("case", ["expired", "wrong_issuer", "bad_signature", "foreign_key", "id_token", "unknown_client", "garbage", "hs256"])
-def test_verification_failures(env, case):
+def test_verification_failures(env, case, verifier):
     settings, key, clients = env
     now = int(time.time())
     if case == "expired":
@@ -71,7 +76,7 @@ def test_verification_failures(env, case):
     else:
         token = jwt.encode({"sub": "a", "iss": "http://127.0.0.1:9999"}, "secret", algorithm="HS256", headers={"kid": key.kid})
     with pytest.raises(Unauthorized):
-        verify_token(token, settings, key, clients)
+        VERIFIERS[verifier](token, settings, key, clients)
 
 
 def test_client_secrets_are_hashed_and_checked(env):
@@ -89,3 +94,37 @@ def test_client_secrets_are_hashed_and_checked(env):
     assert clients.delete(client.client_id)
     with pytest.raises(Unauthorized):
         verify_token(token, settings, key, clients)  # a deleted client's tokens stop working
+
+
+def test_the_authorizer_cache_serves_only_what_it_verified(env):
+    settings, key, clients = env
+    cache = VerifiedTokens(size=2)
+    token = issue_token(settings, key, scopes=["memory:read"], sub="alice")
+    first = cache.verify(token, settings, key, clients)
+    first["sub"] = "mallory"  # a caller changing its copy changes nothing cached
+    assert cache.verify(token, settings, key, clients)["sub"] == "alice"
+    head, payload, sig = token.split(".")
+    with pytest.raises(Unauthorized):  # a different string is verified afresh, never matched loosely
+        cache.verify(f"{head}.{payload}.{sig[:-4]}AAAA", settings, key, clients)
+    for sub in ("b", "c"):
+        cache.verify(issue_token(settings, key, scopes=["memory:read"], sub=sub), settings, key, clients)
+    assert len(cache._entries) == 2  # bounded
+    assert token not in repr(cache._entries)  # keyed by digest: the token itself is not kept
+
+
+def test_a_cached_token_still_expires_and_dies_with_its_client(env, monkeypatch):
+    settings, key, clients = env
+    cache = VerifiedTokens()
+    now = int(time.time())
+    token = issue_token(settings, key, scopes=["memory:read"], sub="a", ttl=60, now=now)
+    assert cache.verify(token, settings, key, clients)["sub"] == "a"
+    monkeypatch.setattr(tokens_module.time, "time", lambda: now + 61)
+    with pytest.raises(Unauthorized, match="expired"):
+        cache.verify(token, settings, key, clients)
+    monkeypatch.undo()
+    client, _ = clients.create("agent", ["xmemo/memory:read"])
+    token = issue_token(settings, key, scopes=client.scopes, client_id=client.client_id)
+    assert cache.verify(token, settings, key, clients)["sub"] == client.client_id
+    clients.delete(client.client_id)
+    with pytest.raises(Unauthorized, match="unknown app client"):
+        cache.verify(token, settings, key, clients)

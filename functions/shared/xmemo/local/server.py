@@ -29,7 +29,7 @@ from .events import claims_as_strings, rest_event
 from .functions import FunctionMissing, FunctionPool
 from .keys import SigningKey
 from .template import Route, routes_of
-from .tokens import full_scopes, issue_token, issuer_of, verify_token
+from .tokens import VerifiedTokens, full_scopes, issue_token, issuer_of
 from .workers import HandlerCrashed, WorkerPool
 
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit
@@ -70,6 +70,7 @@ class Gateway:
         self.routes = routes_of(template, {"ResourceServerId": settings.resource_server})
         self.key = SigningKey(settings.data_dir)
         self.clients = ClientRegistry(settings.data_dir)
+        self.verified = VerifiedTokens()
         self._pools: dict[str, FunctionPool] = {}
         self._pool_size = pool_size
         self._pools_lock = threading.Lock()
@@ -127,7 +128,7 @@ class Gateway:
         if not header:
             raise Unauthorized("no bearer token")
         token = header[7:].strip() if header[:7].lower() == "bearer " else header.strip()
-        claims = verify_token(token, self.settings, self.key, self.clients)
+        claims = self.verified.verify(token, self.settings, self.key, self.clients)
         granted = set(str(claims.get("scope", "")).split())
         if route.scopes and not granted.intersection(route.scopes):
             raise InsufficientScope(" or ".join(route.scopes))

@@ -5,8 +5,12 @@ issuer, expiry, `token_use=access`, and an app client of this pool (`client_id`)
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from typing import Any, Iterable
 
 import jwt
@@ -66,6 +70,46 @@ def issue_token(
 
 def verify_token(token: str, settings: Settings, key: SigningKey, clients: ClientRegistry) -> dict[str, Any]:
     """The verified claims, or `Unauthorized` (the message says why, never echoes the token)."""
+    claims = _verify_signed(token, settings, key)
+    if not clients.is_known(str(claims.get("client_id"))):
+        raise Unauthorized("token issued to an unknown app client")
+    return claims
+
+
+class VerifiedTokens:
+    """The authorizer's result cache: a token whose signature, issuer and claims were
+    verified is not verified again while it is unexpired (API Gateway caches authorizer
+    results the same way). Keyed by the token's SHA-256, never the token itself; expiry
+    and the app client's existence are checked on every use; at most `size` entries."""
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self._entries: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def verify(self, token: str, settings: Settings, key: SigningKey, clients: ClientRegistry) -> dict[str, Any]:
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        with self._lock:
+            claims = self._entries.get(digest)
+            if claims is not None:
+                self._entries.move_to_end(digest)
+        if claims is None:
+            claims = _verify_signed(token, settings, key)
+            with self._lock:
+                self._entries[digest] = claims
+                while len(self._entries) > self.size:
+                    self._entries.popitem(last=False)
+        elif time.time() >= float(claims["exp"]) + LEEWAY_SECONDS:
+            with self._lock:
+                self._entries.pop(digest, None)
+            raise Unauthorized("token expired")
+        if not clients.is_known(str(claims.get("client_id"))):
+            raise Unauthorized("token issued to an unknown app client")
+        return copy.deepcopy(claims)  # callers may not change what the next request sees
+
+
+def _verify_signed(token: str, settings: Settings, key: SigningKey) -> dict[str, Any]:
+    """Signature, issuer, expiry and token use, without the client registry."""
     try:
         header = jwt.get_unverified_header(token)
     except jwt.PyJWTError:
@@ -89,6 +133,4 @@ def verify_token(token: str, settings: Settings, key: SigningKey, clients: Clien
         raise Unauthorized("invalid token") from None
     if claims.get("token_use") != "access":
         raise Unauthorized("an access token is required")
-    if not clients.is_known(str(claims.get("client_id"))):
-        raise Unauthorized("token issued to an unknown app client")
     return claims
