@@ -4,7 +4,10 @@ from datetime import datetime, timezone
 
 from xmemo.config import Settings
 from xmemo.models import Memory
-from xmemo.retrieval import fuse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from xmemo.retrieval import Ranked, _near, diverse, fuse
 from xmemo.store.base import Candidates, Hit
 
 
@@ -45,3 +48,18 @@ def test_semantic_only_hit_below_the_floor_is_dropped_in_both_modes():
 def test_weights_shift_the_balance():
     ranked = fuse(_cands(), Settings(fusion="minmax", lexical_weight=0.1, semantic_weight=1.0, semantic_floor=0.8))
     assert ranked[0].memory.reference == "c"
+
+
+@given(st.sets(st.sampled_from("abcdefghijkl")), st.sets(st.sampled_from("abcdefghijkl")), st.sampled_from([0.0, 0.3, 0.5, 0.8, 0.85, 1.0]))
+def test_the_pruned_near_duplicate_check_is_plain_jaccard(a, b, threshold):
+    plain = 1.0 if not a and not b else len(a & b) / len(a | b)
+    assert _near(frozenset(a), frozenset(b), threshold) == (plain >= threshold)
+
+
+def test_diversity_keeps_the_first_of_near_repeats():
+    def r(ref, content):
+        return Ranked(_m(ref).model_copy(update={"content": content}), 1.0)
+
+    ranked = [r("a", "deploy the api on friday"), r("b", "Deploy the API on Friday!"), r("c", "rotate the vault keys")]
+    kept, skipped = diverse(ranked, 0.85)
+    assert [k.memory.reference for k in kept] == ["a", "c"] and skipped == 1

@@ -4,6 +4,7 @@ recency as the tie-breaker, and diversity for context packs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from . import text
@@ -93,11 +94,11 @@ def lexical_only(cands: Candidates) -> list[Ranked]:
 def diverse(ranked: list[Ranked], threshold: float) -> tuple[list[Ranked], int]:
     """Drop candidates whose words nearly repeat one kept earlier (Jaccard ≥ threshold)."""
     kept: list[Ranked] = []
-    seen: list[set[str]] = []
+    seen: list[frozenset[str]] = []
     skipped = 0
     for r in ranked:
-        terms = set(text.words(r.memory.content))
-        if any(_jaccard(terms, s) >= threshold for s in seen):
+        terms = word_set(r.memory.content)
+        if any(_near(terms, s, threshold) for s in seen):
             skipped += 1
             continue
         kept.append(r)
@@ -105,7 +106,19 @@ def diverse(ranked: list[Ranked], threshold: float) -> tuple[list[Ranked], int]:
     return kept, skipped
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+@lru_cache(maxsize=8192)
+def word_set(content: str) -> frozenset[str]:
+    """The distinct words of a memory's content. Cached: a warm function sees the same
+    memories again and again, and tokenizing is most of what diversity costs."""
+    return frozenset(text.words(content))
+
+
+def _near(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    """Jaccard(a, b) ≥ threshold; sets whose sizes alone rule it out are not intersected."""
     if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
+        return 1.0 >= threshold
+    small, large = sorted((len(a), len(b)))
+    if small < threshold * large:  # |a ∩ b| ≤ small and |a ∪ b| ≥ large
+        return False
+    common = len(a & b)
+    return common / (len(a) + len(b) - common) >= threshold
