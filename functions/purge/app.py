@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-
 from xmemo import api, tools
 
 
@@ -19,6 +17,6 @@ from xmemo import api, tools
 @api.metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
     purged = tools.purge_expired(api.services())
-    api.metrics.add_metric(name="ExpiredPurged", unit=MetricUnit.Count, value=purged)
+    api.add_count("ExpiredPurged", purged)
     api.logger.info("purged expired temporary memories", extra={"purged": purged})
     return {"purged": purged}

@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from .auth import Principal, principal_from_claims
 from .errors import InvalidRequest, NotFound, StoreUnavailable, XMemoError
@@ -62,7 +63,7 @@ def error_response(exc: XMemoError) -> Response:
     if status == 500:
         return internal_error_response(exc)
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, StoreUnavailable) else None
-    metrics.add_metric(name="ClientErrors" if status < 500 else "ServerErrors", unit=MetricUnit.Count, value=1)
+    add_count("ClientErrors" if status < 500 else "ServerErrors")
     return json_response(status, error_body(exc.code, exc.message, exc.details), headers)
 
 
@@ -73,7 +74,7 @@ def internal_error_response(exc: BaseException) -> Response:
         "unhandled error",
         extra={"error_type": type(exc).__name__, "frames": traceback.format_tb(exc.__traceback__)[-5:]},
     )
-    metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+    add_count("ServerErrors")
     return json_response(500, error_body("internal", INTERNAL_MESSAGE))
 
 
@@ -206,8 +207,17 @@ def respond(result: Any, status: int = 200) -> Response:
 
 def count(tool: str) -> None:
     """One `ToolCalls` metric per successful call, dimension `tool`."""
-    metrics.add_dimension(name="tool", value=tool)
-    metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=1)
+    add_count("ToolCalls", tool=tool)
+
+
+def add_count(name: str, value: int = 1, **dimensions: str) -> None:
+    """Add a count, unless metrics are disabled: Powertools then skips the flush but keeps
+    what was added, and prints the whole pile as EMF on stdout once 100 values collect."""
+    if is_metrics_disabled():
+        return
+    for dimension, label in dimensions.items():
+        metrics.add_dimension(name=dimension, value=label)
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
 def lambda_handler(app: APIGatewayRestResolver) -> Callable[[dict, Any], dict]:
@@ -216,7 +226,7 @@ def lambda_handler(app: APIGatewayRestResolver) -> Callable[[dict, Any], dict]:
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False, clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)
-    @metrics.log_metrics(capture_cold_start_metric=True)
+    @metrics.log_metrics(capture_cold_start_metric=not is_metrics_disabled())  # printed even when disabled
     def handler(event: dict, context: Any) -> dict:
         return app.resolve(event, context)
 
