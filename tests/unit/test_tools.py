@@ -106,9 +106,22 @@ def test_reject_policy(services):
 def test_redaction_that_overflows_the_bound_is_refused_not_truncated(services):
     content = " ".join(["pwd=abcd"] * 888)  # 7,991 chars; each redaction is longer than the secret
     assert len(content) <= 8000
-    with pytest.raises(OutOfBounds):
+    with pytest.raises(OutOfBounds, match="content exceeds"):
         remember(services, content=content)
     assert services.store.count() == 0
+
+
+@pytest.mark.parametrize("field, bound", [("location", 256), ("title", 200)])
+def test_a_redacted_location_or_title_past_its_bound_is_refused(services, field, bound):
+    secret = "AKIA" + "ABCDEFGHIJKLMNOP"  # 20 characters; its marker is 28
+    value = "docs/" + "x" * (bound - 5 - 21) + "/" + secret
+    assert len(value) == bound
+    with pytest.raises(OutOfBounds, match=f"{field} exceeds"):
+        remember(services, content="the deploy notes", **{field: value})
+    assert services.store.count() == 0
+    shorter = value[:-40] + "/" + secret  # room left for the marker: stored, redacted
+    stored = remember(services, content="the deploy notes", **{field: shorter}).memory
+    assert getattr(stored, field).endswith("[REDACTED:aws_access_key_id]") and secret not in getattr(stored, field)
 
 
 def test_supersedes_hides_the_old_memory(services):

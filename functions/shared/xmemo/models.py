@@ -20,6 +20,7 @@ Reference = Annotated[str, StringConstraints(min_length=1, max_length=64, patter
 CONTENT_MAX = 8000
 QUERY_MAX = 2000
 LOCATION_MAX = 256
+TITLE_MAX = 200
 TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 2_592_000, 86_400
 
 
@@ -88,7 +89,7 @@ class RememberPublic(_Input):
 
 
 class RememberInput(RememberPublic):
-    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = Field(
+    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=TITLE_MAX)] | None = Field(
         None, description="Optional short title."
     )
     supersedes: Reference | None = Field(None, description="Reference of a memory this one replaces; the old one stops being returned.")

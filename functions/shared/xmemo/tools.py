@@ -16,6 +16,8 @@ from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import NotFound, OutOfBounds
 from .models import (
     CONTENT_MAX,
+    LOCATION_MAX,
+    TITLE_MAX,
     TTL_DEFAULT,
     ContextInput,
     ForgetInput,
@@ -61,8 +63,9 @@ def remember(svc: Services, principal: Principal, inp: RememberInput) -> Remembe
     principal.require(WRITE)
     check_team(principal, inp.team)
     captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.settings.capture_policy)
-    if len(captured.content) > CONTENT_MAX:
-        raise OutOfBounds("content exceeds 8,000 characters once secrets are redacted", {"kinds": list(captured.redacted)})
+    for field, value, bound in (("content", captured.content, CONTENT_MAX), ("title", title, TITLE_MAX), ("location", location, LOCATION_MAX)):
+        if value is not None and len(value) > bound:  # a redaction marker can be longer than its secret
+            raise OutOfBounds(f"{field} exceeds {bound:,} characters once secrets are redacted", {"kinds": list(captured.redacted)})
     now = svc.clock()
     if inp.supersedes is not None:
         rf = read_filter(principal, now, include_temporary=principal.has(TEMPORARY))
