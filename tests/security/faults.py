@@ -125,6 +125,7 @@ class Writers:
                 self.unknown.add(marker)
             return
         assert r.status_code == 200, f"MCP write answered HTTP {r.status_code}: {r.text[:300]}"
+        assert "result" in r.json(), f"MCP write answered a JSON-RPC error: {r.text[:300]}"
         result = r.json()["result"]
         with self.lock:
             if not result.get("isError"):
