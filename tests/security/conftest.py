@@ -1,5 +1,6 @@
 """Fixtures of the security and reliability tests: a real local gateway (tests/gateway.py)
-with debug logging on, whose log file the secrets test reads."""
+with debug logging on, whose log file the secrets test reads, and one on the OpenSearch
+store (a clone of the session's osmem-server)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ def security_gateway(tmp_path_factory) -> LocalGateway:
     gw = start_gateway(tmp_path_factory.mktemp("security-gw"), {"POWERTOOLS_LOG_LEVEL": "DEBUG"}, quiet=False)
     yield gw
     stop_gateway(gw)
+
+
+@pytest.fixture(scope="session")
+def opensearch_gateway(tmp_path_factory, osmem_server) -> LocalGateway:
+    """The gateway on `XMEMO_STORE=opensearch`, on its own clone of osmem-server (which has
+    no k-NN, and the embedder is `none`). `gw.env["XMEMO_OPENSEARCH_URL"]` is the server."""
+    clone = osmem_server.clone()
+    env = {"XMEMO_STORE": "opensearch", "XMEMO_OPENSEARCH_URL": clone.url, "XMEMO_OPENSEARCH_KNN": "false", "POWERTOOLS_LOG_LEVEL": "ERROR"}
+    gw = start_gateway(tmp_path_factory.mktemp("security-gw-opensearch"), env)
+    yield gw
+    stop_gateway(gw)
+    clone.close()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

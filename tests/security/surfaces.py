@@ -1,6 +1,7 @@
 """The ways a test reaches the tools with a real signed token: the local gateway in-process
 (token verification, scope check, proxy event, the real handler; no socket, so thousands
-of cases stay fast) and the local gateway over real HTTP. The MCP surface joins here."""
+of cases stay fast) and the local gateway over real HTTP, on either store; `McpFull` sends
+the same calls as MCP `tools/call` through either."""
 
 from __future__ import annotations
 
@@ -78,14 +79,28 @@ class InProcessGateway:
         return Answer(reply.status, reply.headers, reply.body.decode("utf-8"))
 
 
+class OpenSearchIndex:
+    """Where `stored_in` reads the ground truth of a gateway on the OpenSearch store: a bare
+    opensearch-py client on the server itself and the alias the gateway writes through
+    (the same `.client` / `.alias` an in-process `OpenSearchStore` offers)."""
+
+    def __init__(self, url: str, alias: str = Settings.model_fields["opensearch_alias"].default):
+        from opensearchpy import OpenSearch
+
+        self.client = OpenSearch(hosts=[url], timeout=30)
+        self.alias = alias
+
+
 class HttpGateway:
-    """The `xmemo serve` subprocess of tests/gateway.py, over a keep-alive HTTP connection."""
+    """The `xmemo serve` subprocess of tests/gateway.py, over a keep-alive HTTP connection.
+    `store`: its ground truth when it is not the SQLite file (an `OpenSearchIndex`)."""
 
     name = "rest-http"
 
-    def __init__(self, gw):
+    def __init__(self, gw, store: OpenSearchIndex | None = None):
         self.gw = gw
         self.db_path = gw.settings.data_dir / "xmemo.sqlite3"
+        self.store = store
         self.client = httpx.Client(base_url=gw.url, timeout=30)
 
     def token(self, sub: str, scopes: list[str], teams: list[str]) -> str:

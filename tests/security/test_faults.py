@@ -9,7 +9,8 @@
   concurrent writes: on restart the file opens cleanly, `integrity_check` is ok, no
   acknowledged write is lost or doubled and every stored memory is indexed.
 
-Deadlines are generous bounds (the Lambda timeout, 15 s), not latency assertions."""
+Deadlines are generous bounds (the functions' Lambda timeout in template.yaml), not latency
+assertions. The OpenSearch store's faults, end to end the same way: test_faults_opensearch.py."""
 
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ import sys
 import textwrap
 import threading
 import time
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -31,10 +30,10 @@ import pytest
 from tests.gateway import start_gateway, stop_gateway
 
 from . import cases
+from .faults import LAMBDA_TIMEOUT_S, Writers
 
 pytestmark = pytest.mark.e2e
 
-DEADLINE_S = 15.0  # the functions' Lambda timeout in template.yaml
 BUSY_MS = 250
 
 LOCKER = textwrap.dedent(
@@ -82,81 +81,6 @@ def stored_by_marker(db: Path) -> dict[str, int]:
         conn.close()
 
 
-class Writers:
-    """Concurrent clients writing unique markers; what each call answered, and how fast."""
-
-    def __init__(self, url: str, token: str):
-        self.url, self.token = url, token
-        self.acked: set[str] = set()
-        self.refused: set[str] = set()  # 503 store_unavailable
-        self.unknown: set[str] = set()  # no answer (connection died): may or may not be stored
-        self.slowest = 0.0
-        self.reads = 0
-        self.lock = threading.Lock()
-
-    def run(self, n: int, clients: int, reads: bool = True, stop: threading.Event | None = None) -> None:
-        markers = iter([f"m{uuid.uuid4().hex}" for _ in range(n)])
-
-        def client() -> None:
-            with httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=DEADLINE_S * 2) as http:
-                while stop is None or not stop.is_set():
-                    with self.lock:
-                        marker = next(markers, None)
-                    if marker is None:
-                        return
-                    self._write(http, marker)
-                    if reads:
-                        self._read(http)
-
-        with ThreadPoolExecutor(clients) as pool:
-            for f in [pool.submit(client) for _ in range(clients)]:
-                f.result()
-
-    def _timed(self, fn):
-        started = time.monotonic()
-        try:
-            return fn()
-        finally:
-            elapsed = time.monotonic() - started
-            with self.lock:
-                self.slowest = max(self.slowest, elapsed)
-
-    def _write(self, http: httpx.Client, marker: str) -> None:
-        try:
-            r = self._timed(lambda: http.post("/v1/memories", json={"content": f"fault run write {marker}", "bucket": "faults"}))
-        except httpx.TransportError:
-            with self.lock:
-                self.unknown.add(marker)
-            return
-        with self.lock:
-            if r.status_code == 201:
-                self.acked.add(marker)
-            elif r.status_code == 503:
-                check_503(r)
-                self.refused.add(marker)
-            else:
-                raise AssertionError(f"write answered {r.status_code}: {r.text[:300]}")
-        cases.record("faults[writes]")
-
-    def _read(self, http: httpx.Client) -> None:
-        try:
-            r = self._timed(lambda: http.post("/v1/search", json={"query": "fault run write", "limit": 5}))
-        except httpx.TransportError:
-            return
-        assert r.status_code in (200, 503), r.text[:300]
-        if r.status_code == 503:
-            check_503(r)
-        with self.lock:
-            self.reads += 1
-        cases.record("faults[reads]")
-
-
-def check_503(r: httpx.Response) -> None:
-    body = r.json()
-    assert body["error"]["code"] == "store_unavailable" and isinstance(body["error"]["message"], str), r.text
-    assert int(r.headers["Retry-After"]) >= 1, r.headers
-
-
 @pytest.fixture
 def fault_gateway(tmp_path):
     gw = start_gateway(tmp_path, {"XMEMO_SQLITE_BUSY_TIMEOUT_MS": str(BUSY_MS), "POWERTOOLS_LOG_LEVEL": "ERROR"})
@@ -172,35 +96,35 @@ def test_locked_or_slow_store_answers_in_time_and_loses_nothing(fault_gateway, m
     db = gw.settings.data_dir / "xmemo.sqlite3"
     locker = lock_store(db, mode, 2.5)
     stop = threading.Event()
-    during = threading.Thread(target=writers.run, args=(10_000, 8), kwargs={"stop": stop})
-    during.start()
+    during = writers.background(10_000, 8, stop=stop)
     locker.wait(timeout=30)
     stop.set()
-    during.join(timeout=60)
-    assert not during.is_alive(), "a client hung"
+    try:
+        during.result(timeout=60)  # re-raises what any client asserted
+    except TimeoutError:
+        pytest.fail("a client hung")
     writers.run(20, 4)  # after recovery
-    assert writers.slowest < DEADLINE_S, f"a call took {writers.slowest:.1f}s"
+    assert writers.slowest < LAMBDA_TIMEOUT_S, f"a call took {writers.slowest:.1f}s"
     if mode == "hold":
         assert writers.refused, "the lock was never felt"
     assert not writers.unknown
     got = stored_by_marker(db)
     lost = {m for m in writers.acked if got.get(m) != 1}
     assert not lost, f"acknowledged writes missing or doubled: {len(lost)}"
-    assert not writers.refused & set(got), "a write answered 503 is stored"
+    assert not set(writers.refused) & set(got), "a write answered 503 is stored"
 
 
 # ---------------------------------------------------------------------------------------
 def test_sigkill_gateway_mid_1000_concurrent_writes(tmp_path):
     gw = start_gateway(tmp_path, {"POWERTOOLS_LOG_LEVEL": "ERROR"})
     writers = Writers(gw.url, gw.token("crash-writer"))
-    worker = threading.Thread(target=writers.run, args=(1000, 16), kwargs={"reads": False})
-    worker.start()
+    worker = writers.background(1000, 16, reads=False)
     deadline = time.monotonic() + 120
-    while len(writers.acked) < 250 and time.monotonic() < deadline and worker.is_alive():
+    while len(writers.acked) < 250 and time.monotonic() < deadline and not worker.done():
         time.sleep(0.01)
     os.kill(gw.process.pid, signal.SIGKILL)
     gw.process.wait()
-    worker.join(timeout=120)
+    worker.result(timeout=120)  # re-raises what any client asserted
     assert 250 <= len(writers.acked) < 1000, f"killed at {len(writers.acked)} acknowledged writes: not mid-run"
     db = tmp_path / "xmemo.sqlite3"
     got = stored_by_marker(db)  # integrity_check, every row indexed

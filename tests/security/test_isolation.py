@@ -7,11 +7,13 @@ signed tokens. After every call the answer is checked against the ground-truth m
 - list / search answers are exactly the visible matching set, counts (`deleted`, the
   retrieval plan's candidates, the pack's used + dropped) are exactly the visible ones;
 - a reference the caller cannot see gets the same 404 body as one that never existed;
-- `forget` deletes exactly what the caller may reach: after each example the SQLite file
-  itself is compared with the model (nothing else deleted, nothing lost, FTS in step).
+- `forget` deletes exactly what the caller may reach: after each example the store itself
+  (the SQLite file, or the OpenSearch index read with a bare `match_all`) is compared with
+  the model (nothing else deleted, nothing lost, FTS in step).
 
-Run on the in-process gateway (many cases, fast) and over real HTTP; the store list
-is where OpenSearch joins."""
+Run on both stores (SQLite; OpenSearch = osmem-server): REST through the gateway
+in-process (many cases, fast), and REST and MCP (`tools/call` on `/mcp/full`) through the
+gateway subprocess over real HTTP."""
 
 from __future__ import annotations
 
@@ -31,13 +33,13 @@ from xmemo.store.sqlite import SQLiteStore
 
 from . import cases
 from .model import MARKER, REFERENCE, VOCAB, Caller, Filters, R, T, W, World, loose_match, strict_match
-from .surfaces import HttpGateway, InProcessGateway, McpFull, stored_in
+from .surfaces import HttpGateway, InProcessGateway, McpFull, OpenSearchIndex, stored_in
 
 STEPS = 50  # calls per generated world
-# worlds per surface and store: SQLite 2,000 in-process + 600 REST and 600 MCP over HTTP;
-# OpenSearch 2,000 in-process
+# worlds per surface and store, each store the same: 2,000 in-process + 600 REST and 600 MCP
+# over HTTP (the gateway subprocess; MCP only runs there, see test_isolation_in_process_gateway)
 PLANS = {("rest-inprocess", "sqlite"): 40, ("rest-http", "sqlite"): 12, ("mcp-http", "sqlite"): 12,
-         ("rest-inprocess", "opensearch"): 40}
+         ("rest-inprocess", "opensearch"): 40, ("rest-http", "opensearch"): 12, ("mcp-http", "opensearch"): 12}
 NOT_FOUND = {"error": {"code": "not_found", "message": NotFound().message}}
 FAKE_REF = "mem_00000000000000000000000000"
 BUCKETS, PROJECTS, TAGS = ("default", "b1", "b2"), ("p1", "p2"), ("k1", "k2")
@@ -367,11 +369,18 @@ def test_isolation_in_process_gateway(tmp_path: Path, store_kind: str, request, 
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("store_kind", ["sqlite", pytest.param("opensearch", marks=pytest.mark.integration)])
 @pytest.mark.parametrize("mcp", [False, True], ids=["rest", "mcp"])
-def test_isolation_over_http(security_gateway, mcp: bool):
-    surface = HttpGateway(security_gateway)
+def test_isolation_over_http(store_kind: str, mcp: bool, request):
+    """The gateway subprocess (its own process-default services, as on Lambda), REST or MCP;
+    on OpenSearch the ground truth is read from the index on the server itself."""
+    if store_kind == "sqlite":
+        surface = HttpGateway(request.getfixturevalue("security_gateway"))
+    else:
+        gw = request.getfixturevalue("opensearch_gateway")
+        surface = HttpGateway(gw, OpenSearchIndex(gw.env["XMEMO_OPENSEARCH_URL"]))
     try:
-        run_plan(McpFull(surface) if mcp else surface, "sqlite")
+        run_plan(McpFull(surface) if mcp else surface, store_kind)
     finally:
         surface.close()
 
