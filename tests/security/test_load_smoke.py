@@ -29,5 +29,6 @@ def test_short_load_run_has_zero_errors(tmp_path):
     assert {r["op"] for r in report["rows"]} == {"recall", "search", "context", "get", "list", "remember", "forget"}
     assert report["total"]["n"] > 0
     assert report["total"]["errors"] == 0, report["error_samples"]
+    assert report["cpu"]["generator_ms_per_request"] > 0 and report["cpu"]["gateway_ms_per_request"] > 0  # where the CPU went
     cases.record("load[short requests]", report["total"]["n"])
     print(f"short load: {report['total']} (saved under {out})")

@@ -9,6 +9,8 @@ answered, so latency includes queueing behind the other clients."""
 
 from __future__ import annotations
 
+import http.client as http_client
+import json
 import os
 import random
 import tempfile
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._report import latency_summary, markdown_table, save
 
@@ -112,8 +115,9 @@ class Tally:
 
 
 def _client(url: str, token: str, own_refs: list[str], mix: list[tuple[str, int]], seed: int, until: float, tally: Tally) -> None:
-    import httpx
-
+    """One closed-loop client on its own keep-alive connection. It speaks HTTP with the
+    standard library's `http.client`: the generator shares the gateway's CPUs, and httpx
+    cost it about five times as much CPU per request."""
     from ._corpus import memories, queries
 
     rng = random.Random(seed)
@@ -123,7 +127,8 @@ def _client(url: str, token: str, own_refs: list[str], mix: list[tuple[str, int]
     created: list[str] = []
     n = 0
     expected = {"remember": (201, 200), "forget": (200,)}
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+    http = _Connection(url, token)
+    try:
         while time.monotonic() < until:
             op = rng.choices(ops, weights)[0]
             if op == "forget" and not created:
@@ -144,23 +149,74 @@ def _client(url: str, token: str, own_refs: list[str], mix: list[tuple[str, int]
                 req = ("POST", "/v1/memories", {"content": f"{m.content} (load {seed}-{n})", "type": m.type, "bucket": "load", "tags": list(m.tags)})
             else:
                 req = ("DELETE", f"/v1/memories/{created.pop()}", None)
-            method, path, body = req
             started = time.perf_counter()
             error = None
             try:
-                r = http.request(method, path, json=body) if body is not None else http.request(method, path)
-                if r.status_code not in expected.get(op, (200,)):
-                    code = r.json().get("error", {}).get("code") if r.headers.get("content-type", "").startswith("application/json") else None
-                    error = f"{r.status_code} {code}"
-                elif op == "remember" and r.status_code == 201:
-                    created.append(r.json()["memory"]["reference"])
-            except httpx.HTTPError as exc:
+                status, content_type, data = http.request(*req)
+                if status not in expected.get(op, (200,)):
+                    code = json.loads(data).get("error", {}).get("code") if content_type.startswith("application/json") else None
+                    error = f"{status} {code}"
+                elif op == "remember" and status == 201:
+                    created.append(json.loads(data)["memory"]["reference"])
+            except (OSError, http_client.HTTPException, ValueError) as exc:
                 error = type(exc).__name__
+                http.reset()
             tally.add(op, (time.perf_counter() - started) * 1000, error)
+    finally:
+        http.reset()
 
 
-def run_load(url: str, tokens: list[str], refs: list[list[str]], clients: int, duration: float, mix: list[tuple[str, int]], seed: int) -> dict[str, Any]:
+class _Connection:
+    """A keep-alive HTTP/1.1 connection with the bearer token on every request."""
+
+    def __init__(self, url: str, token: str):
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port
+        self.headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self.conn: http_client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, body: Any) -> tuple[int, str, bytes]:
+        if self.conn is None:
+            self.conn = http_client.HTTPConnection(self.host, self.port, timeout=60)
+        headers = dict(self.headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=headers)
+        resp = self.conn.getresponse()
+        return resp.status, resp.getheader("Content-Type") or "", resp.read()
+
+    def reset(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def tree_cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) of a process and all its descendants, from /proc (None
+    where there is no /proc): how the gateway and the generator share the machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    try:
+        while todo:
+            p = todo.pop()
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+    except (OSError, ValueError):
+        return None if total == 0 else total
+    return total
+
+
+def run_load(
+    url: str, tokens: list[str], refs: list[list[str]], clients: int, duration: float, mix: list[tuple[str, int]], seed: int,
+    gateway_pid: int | None = None,
+) -> dict[str, Any]:
     tally = Tally()
+    gateway_cpu0 = tree_cpu_seconds(gateway_pid) if gateway_pid else None
+    own0 = time.process_time()
     started = time.monotonic()
     until = started + duration
     with ThreadPoolExecutor(clients) as pool:
@@ -168,13 +224,19 @@ def run_load(url: str, tokens: list[str], refs: list[list[str]], clients: int, d
         for f in futures:
             f.result()
     wall = time.monotonic() - started
+    own_cpu = time.process_time() - own0
+    gateway_cpu1 = tree_cpu_seconds(gateway_pid) if gateway_pid else None
     rows = []
     for op in sorted(tally.latencies):
         ms = tally.latencies[op]
         rows.append({"op": op, **latency_summary(ms), "rps": round(len(ms) / wall, 1), "errors": tally.errors.get(op, 0)})
     every = [x for ms in tally.latencies.values() for x in ms]
     total = {"op": "all", **latency_summary(every), "rps": round(len(every) / wall, 1), "errors": sum(tally.errors.values())}
-    return {"rows": rows, "total": total, "wall_s": round(wall, 2), "error_samples": tally.samples}
+    cpu = {"generator_ms_per_request": round(own_cpu * 1000 / max(1, len(every)), 2)}
+    if gateway_cpu0 is not None and gateway_cpu1 is not None:
+        cpu["gateway_ms_per_request"] = round((gateway_cpu1 - gateway_cpu0) * 1000 / max(1, len(every)), 2)
+        cpu["gateway_cores_busy"] = round((gateway_cpu1 - gateway_cpu0) / wall, 2)
+    return {"rows": rows, "total": total, "wall_s": round(wall, 2), "cpu": cpu, "error_samples": tally.samples}
 
 
 def parse_mix(text: str) -> list[tuple[str, int]]:
@@ -210,7 +272,7 @@ def run(args) -> int:
             ]
             refs = [by_owner[owner_name(i)] or ["mem_none"] for i in range(tenants)]
             run_load(url, tokens, refs, min(args.clients, 4), min(2.0, args.duration), mix, args.seed + 1)  # warm-up, not reported
-            result = run_load(url, tokens, refs, args.clients, args.duration, mix, args.seed)
+            result = run_load(url, tokens, refs, args.clients, args.duration, mix, args.seed, gateway_pid=proc.pid)
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -229,9 +291,18 @@ def run(args) -> int:
             ["op", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
             [[r["op"], r["n"], r["rps"], r["p50_ms"], r["p95_ms"], r["p99_ms"], r["errors"]] for r in [*result["rows"], t]],
         )
+        + _cpu_line(result["cpu"])
     )
     print(md)
     if result["error_samples"]:
         print("error samples:", *result["error_samples"], sep="\n  ")
     save(args.out, "load", {"meta": meta, **result}, md)
     return 0
+
+
+def _cpu_line(cpu: dict[str, float]) -> str:
+    """Where the CPU went: the load generator runs on the same machine as the gateway."""
+    line = f"\nCPU per request: load generator {cpu['generator_ms_per_request']} ms"
+    if "gateway_ms_per_request" in cpu:
+        line += f", gateway and its workers {cpu['gateway_ms_per_request']} ms ({cpu['gateway_cores_busy']} cores busy on average)"
+    return line + ".\n"
