@@ -32,8 +32,8 @@ HANDLER = textwrap.dedent(
 )
 
 
-def route(code: Path, function: str = "TestFunction") -> Route:
-    return Route("POST", "/t", function, code, "app.handler", (), False, 3, 128)
+def route(code: Path, function: str = "TestFunction", timeout: int = 3) -> Route:
+    return Route("POST", "/t", function, code, "app.handler", (), False, timeout, 128)
 
 
 @pytest.fixture
@@ -55,17 +55,7 @@ def test_an_invocation_runs_in_a_worker_process_and_returns_its_answer(pool, cod
 
 
 def test_calls_in_flight_together_run_on_different_workers(pool, code):
-    pids: list[int] = []
-
-    def call():
-        pids.append(pool.invoke(route(code), {"action": "sleep", "seconds": 0.5})["pid"])
-
-    threads = [threading.Thread(target=call) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(set(pids)) == 2, "the second call waited for the busy worker while the other idled"
+    assert len(two_calls_at_once(pool, code)) == 2, "the second call waited for the busy worker while the other idled"
 
 
 def test_a_raising_handler_costs_only_its_call(pool, code):
@@ -79,6 +69,17 @@ def test_a_raising_handler_costs_only_its_call(pool, code):
 def test_a_dead_worker_is_replaced(pool, code):
     with pytest.raises(HandlerCrashed, match="died"):
         pool.invoke(route(code), {"action": "die"})
+    assert len(two_calls_at_once(pool, code)) == 2  # two workers again
+
+
+def test_a_call_past_the_function_timeout_is_stopped_and_its_worker_replaced(pool, code):
+    with pytest.raises(HandlerCrashed, match="timed out after 1 seconds"):
+        pool.invoke(route(code, timeout=1), {"action": "sleep", "seconds": 30})
+    assert len(two_calls_at_once(pool, code)) == 2  # two workers again
+
+
+def two_calls_at_once(pool, code) -> set[int]:
+    """The pids that served two calls in flight together (each waits for an idle worker)."""
     answers = []
 
     def call():
@@ -89,7 +90,8 @@ def test_a_dead_worker_is_replaced(pool, code):
         t.start()
     for t in threads:
         t.join(timeout=60)
-    assert len(answers) == 2 and len({a["pid"] for a in answers}) == 2  # two workers again
+    assert len(answers) == 2
+    return {a["pid"] for a in answers}
 
 
 def test_a_missing_handler_file_is_reported_as_such(pool, code):

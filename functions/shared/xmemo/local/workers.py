@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import signal
 import sys
 import threading
 import traceback
@@ -41,6 +42,7 @@ class _Worker:
 def _serve(conn: Connection, routes: dict[str, Route]) -> None:
     """A worker's life: run each (function, event) it is sent, answer, repeat until the
     gateway closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the gateway stops us
     pools: dict[str, FunctionPool] = {}
     while True:
         try:
@@ -86,10 +88,15 @@ class WorkerPool:
 
     def invoke(self, route: Route, event: dict) -> dict:
         """The handler's response, run on the next idle worker; FunctionMissing when the
-        handler file is absent, HandlerCrashed when it raised or its process died."""
+        handler file is absent, HandlerCrashed when it raised, ran past the function's
+        timeout (the worker is then killed and replaced) or its process died."""
         worker = self._idle.get()
         try:
             worker.conn.send((route.function, event))
+            if not worker.conn.poll(route.timeout):  # Lambda's timeout: the instance is stopped
+                worker.process.kill()
+                self._replace(worker)
+                raise HandlerCrashed(f"Task timed out after {route.timeout} seconds")
             kind, value = worker.conn.recv()
         except (EOFError, OSError) as exc:
             self._replace(worker)
