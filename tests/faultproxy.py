@@ -23,6 +23,7 @@ class FaultProxy:
         self.fail_status: int | tuple[int, ...] | None = None  # a tuple: one of them at random
         self.fail_count = 0
         self.fail_ratio = 1.0  # share of requests refused while fail_count lasts (throttling)
+        self.fail_only: str | None = None  # refuse only requests whose path contains this
         self.delay = 0.0  # stall before forwarding
         self.jitter = 0.0  # plus up to this much, uniformly
         self.lose_responses = 0  # forward, then stall the answer this many times
@@ -75,7 +76,8 @@ class FaultProxy:
                         return
                     proxy.seen.append((self.command, self.path, dict(self.headers)))
                     fail = None
-                    if proxy.fail_count > 0 and proxy.fail_status and random.random() < proxy.fail_ratio:
+                    targeted = proxy.fail_only is None or proxy.fail_only in self.path
+                    if proxy.fail_count > 0 and proxy.fail_status and targeted and random.random() < proxy.fail_ratio:
                         proxy.fail_count -= 1
                         statuses = proxy.fail_status if isinstance(proxy.fail_status, tuple) else (proxy.fail_status,)
                         fail = random.choice(statuses)

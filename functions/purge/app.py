@@ -1,4 +1,5 @@
-"""Scheduled job (EventBridge): delete expired temporary memories.
+"""Scheduled job (EventBridge): delete expired temporary memories, and finish superseding
+writes that a store failure cut off between their two documents (OpenSearch).
 
 Reads never return expired memories whatever this job does (SPEC §3); the purge only
 reclaims their space. It is idempotent, so a missed or repeated run is harmless. A store
@@ -16,7 +17,10 @@ from xmemo import api, tools
 @api.tracer.capture_lambda_handler(capture_response=False)
 @api.metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    purged = tools.purge_expired(api.services())
+    svc = api.services()
+    purged = tools.purge_expired(svc)
+    finished = tools.finish_supersedes(svc)
     api.add_count("ExpiredPurged", purged)
-    api.logger.info("purged expired temporary memories", extra={"purged": purged})
-    return {"purged": purged}
+    api.add_count("SupersedesFinished", finished)
+    api.logger.info("purged expired temporary memories", extra={"purged": purged, "supersedes_finished": finished})
+    return {"purged": purged, "supersedes_finished": finished}

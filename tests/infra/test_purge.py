@@ -28,8 +28,8 @@ def test_purge_deletes_expired_temporary_memories(services, clock):
     app = load_handler("purge")
     assert services.store.count() == 2
     with api.using_services(services):
-        assert app.lambda_handler(SCHEDULED_EVENT, Context()) == {"purged": 1}
-        assert app.lambda_handler(SCHEDULED_EVENT, Context()) == {"purged": 0}  # idempotent
+        assert app.lambda_handler(SCHEDULED_EVENT, Context()) == {"purged": 1, "supersedes_finished": 0}
+        assert app.lambda_handler(SCHEDULED_EVENT, Context()) == {"purged": 0, "supersedes_finished": 0}  # idempotent
     assert services.store.count() == 1
     left = tools.recall(services, alice, RecallInput(query="session", include_temporary=True))
     assert [hit.memory.content for hit in left.hits] == ["a durable decision about the session store"]

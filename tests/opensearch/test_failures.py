@@ -118,3 +118,25 @@ def test_bad_requests_are_not_retried_as_unavailability(proxy, clock):
         remember(svc)
     assert not isinstance(info.value, StoreUnavailable)
     assert sum(1 for m, p, _ in proxy.seen if m == "PUT" and "/_create/" in p) == 1
+
+
+def test_a_supersede_cut_off_by_a_failure_is_finished_by_the_sweep(proxy, clock):
+    """A supersede is two documents on OpenSearch: if the mark on the old memory fails
+    after the new one is stored, the call answers 503 and both are live. The purge's
+    sweep (`tools.finish_supersedes`) finishes it when the client does not retry."""
+    from xmemo.models import ListInput
+
+    svc = services(proxy.url, clock)
+    old = remember(svc, "Use REST for the agent API")
+    proxy.fail_only, proxy.fail_status, proxy.fail_count = "/_update/", 503, 100  # only the mark fails
+    with pytest.raises(StoreUnavailable):
+        tools.remember(svc, ALICE, RememberInput(content="Use MCP for the agent API", supersedes=old.memory.reference))
+    proxy.fail(None, 0)
+
+    def live():
+        return sorted(m.content for m in tools.list_memories(svc, ALICE, ListInput()).memories)
+
+    assert live() == ["Use MCP for the agent API", "Use REST for the agent API"]  # the cut-off state
+    assert tools.finish_supersedes(svc) == 1
+    assert live() == ["Use MCP for the agent API"]
+    assert tools.finish_supersedes(svc) == 0  # idempotent

@@ -339,3 +339,8 @@ def forget(svc: Services, principal: Principal, inp: ForgetInput) -> ForgetResul
 def purge_expired(svc: Services) -> int:
     """Scheduled job: delete expired temporary memories."""
     return svc.store.purge_expired(svc.clock())
+
+
+def finish_supersedes(svc: Services) -> int:
+    """Scheduled job: finish superseding writes that a store failure cut off (OpenSearch)."""
+    return svc.store.finish_supersedes(svc.clock())

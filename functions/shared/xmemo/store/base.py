@@ -59,6 +59,10 @@ class MemoryStore(Protocol):
     def purge_expired(self, now: datetime) -> int:
         """Delete memories whose `expires_at` has passed; the count."""
 
+    def finish_supersedes(self, now: datetime) -> int:
+        """Mark superseded the memories that a recent superseding write cut off by a store
+        failure left unmarked (a store with transactions has none); the count."""
+
     def count(self) -> int:
         """How many memories are stored (all tenants; for operations and benchmarks)."""
 

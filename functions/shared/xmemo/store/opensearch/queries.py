@@ -293,6 +293,29 @@ def reference_lookup(reference: str) -> dict[str, Any]:
     return {"size": 2, "_source": False, "query": {"bool": {"filter": [{"term": {"reference": reference}}]}}}
 
 
+def superseding_since(since: datetime, size: int, after: list[Any] | None = None) -> dict[str, Any]:
+    """Memories written since `since` that supersede another, oldest first, a page at a
+    time; internal, for the sweep that finishes cut-off supersedes (no caller reads it)."""
+    body: dict[str, Any] = {
+        "size": size,
+        "_source": ["reference", "supersedes", "created_at"],
+        "query": {"bool": {"filter": [{"exists": {"field": "supersedes"}}, {"range": {"created_at": {"gte": iso(since)}}}]}},
+        "sort": [{"created_at": "asc"}, {"reference": "asc"}],
+    }
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def unmarked(references: Sequence[str]) -> dict[str, Any]:
+    """Which of `references` are not marked superseded (internal, like `reference_lookup`)."""
+    return {
+        "size": len(references),
+        "_source": ["reference"],
+        "query": {"bool": {"filter": [{"terms": {"reference": list(references)}}], "must_not": [{"exists": {"field": "superseded_by"}}]}},
+    }
+
+
 def get_search(reference: str, rf: ReadFilter) -> dict[str, Any]:
     return {
         "size": 1,

@@ -8,7 +8,7 @@ one). Reads are one request each; `search` sends both legs in one `_msearch`."""
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from ...auth import ReadFilter
@@ -225,6 +225,40 @@ class OpenSearchStore:
             ),
         )
         return int(response.get("deleted", 0))
+
+    def finish_supersedes(self, now: datetime, window: timedelta = timedelta(days=2)) -> int:
+        """Mark the memories that a recent superseding write meant to hide but did not: on
+        OpenSearch a supersede is two documents (the new memory, then the mark on the old
+        one) with no transaction, and a store failure between them answers 503 with the new
+        one stored. The client's retry finishes it; this sweep (run by the scheduled purge)
+        finishes it when nobody retries. Idempotent; the count of memories marked."""
+        from opensearchpy.exceptions import NotFoundError
+
+        successors: dict[str, tuple[str, datetime]] = {}  # old reference → its latest successor, written when
+        after = None
+        while True:
+            body = q.superseding_since(now - window, 500, after)
+            hits = self._call("sweep", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t))["hits"]["hits"]
+            for hit in hits:
+                src = hit["_source"]
+                successors[src["supersedes"]] = (src["reference"], datetime.fromisoformat(src["created_at"].replace("Z", "+00:00")))
+            if len(hits) < 500:
+                break
+            after = hits[-1]["sort"]
+        finished = 0
+        targets = list(successors)
+        for i in range(0, len(targets), 500):
+            chunk = targets[i : i + 500]
+            body = q.unmarked(chunk)
+            hits = self._call("sweep", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t))["hits"]["hits"]
+            for hit in hits:
+                old = hit["_source"]["reference"]
+                try:
+                    self._mark_superseded(old, *successors[old], self.caller.deadline())
+                except NotFoundError:  # forgotten meanwhile
+                    continue
+                finished += 1
+        return finished
 
     # -- reads ---------------------------------------------------------------------------
     def get(self, reference: str, rf: ReadFilter) -> Memory | None:
