@@ -196,17 +196,19 @@ class _Connection:
 def tree_cpu_seconds(pid: int) -> float | None:
     """CPU time (user + system) of a process and all its descendants, from /proc (None
     where there is no /proc): how the gateway and the generator share the machine."""
+    if not Path(f"/proc/{pid}/stat").exists():
+        return None
     tick = os.sysconf("SC_CLK_TCK")
     total, todo = 0.0, [pid]
-    try:
-        while todo:
-            p = todo.pop()
+    while todo:
+        p = todo.pop()
+        try:  # a process may end while we walk the tree: it is skipped, the rest counted
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo.extend(int(c) for c in (task / "children").read_text().split())
-    except (OSError, ValueError):
-        return None if total == 0 else total
+        except (OSError, ValueError):
+            continue
     return total
 
 
