@@ -106,10 +106,10 @@ def diverse(ranked: list[Ranked], threshold: float) -> tuple[list[Ranked], int]:
     return kept, skipped
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def word_set(content: str) -> frozenset[str]:
-    """The distinct words of a memory's content. Cached: a warm function sees the same
-    memories again and again, and tokenizing is most of what diversity costs."""
+    """The distinct words of a memory's content. Cached (about 7 MB when full): a warm function
+    sees the same memories again and again, and tokenizing is most of what diversity costs."""
     return frozenset(text.words(content))
 
 
