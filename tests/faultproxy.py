@@ -124,9 +124,10 @@ class FaultProxy:
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
-    def fail(self, status: int | tuple[int, ...] | None, times: int) -> None:
+    def fail(self, status: int | tuple[int, ...] | None, times: int, only: str | None = None) -> None:
+        """Refuse the next `times` requests (those whose path contains `only`, if given)."""
         with self.lock:
-            self.fail_status, self.fail_count = status, times
+            self.fail_status, self.fail_count, self.fail_only = status, times, only
 
     def stop(self) -> None:
         """The store stopped: new connections are refused, open ones are cut (a request in

@@ -128,7 +128,7 @@ def test_a_supersede_cut_off_by_a_failure_is_finished_by_the_sweep(proxy, clock)
 
     svc = services(proxy.url, clock)
     old = remember(svc, "Use REST for the agent API")
-    proxy.fail_only, proxy.fail_status, proxy.fail_count = "/_update/", 503, 100  # only the mark fails
+    proxy.fail(503, 100, only="/_update/")  # only the mark fails
     with pytest.raises(StoreUnavailable):
         tools.remember(svc, ALICE, RememberInput(content="Use MCP for the agent API", supersedes=old.memory.reference))
     proxy.fail(None, 0)

@@ -70,10 +70,7 @@ def issue_token(
 
 def verify_token(token: str, settings: Settings, key: SigningKey, clients: ClientRegistry) -> dict[str, Any]:
     """The verified claims, or `Unauthorized` (the message says why, never echoes the token)."""
-    claims = _verify_signed(token, settings, key)
-    if not clients.is_known(str(claims.get("client_id"))):
-        raise Unauthorized("token issued to an unknown app client")
-    return claims
+    return _known_client(_verify_signed(token, settings, key), clients)
 
 
 class VerifiedTokens:
@@ -103,9 +100,14 @@ class VerifiedTokens:
             with self._lock:
                 self._entries.pop(digest, None)
             raise Unauthorized("token expired")
-        if not clients.is_known(str(claims.get("client_id"))):
-            raise Unauthorized("token issued to an unknown app client")
-        return copy.deepcopy(claims)  # callers may not change what the next request sees
+        return copy.deepcopy(_known_client(claims, clients))  # callers may not change what the next request sees
+
+
+def _known_client(claims: dict[str, Any], clients: ClientRegistry) -> dict[str, Any]:
+    """`claims`, if their app client is (still) registered: checked on every request."""
+    if not clients.is_known(str(claims.get("client_id"))):
+        raise Unauthorized("token issued to an unknown app client")
+    return claims
 
 
 def _verify_signed(token: str, settings: Settings, key: SigningKey) -> dict[str, Any]:
