@@ -41,6 +41,13 @@ class LocalGateway:
     def token(self, sub: str, *scopes: str, teams=(), **kw) -> str:
         return issue_token(self.settings, self.key, scopes=scopes or ("memory:read", "memory:write"), sub=sub, teams=teams, **kw)
 
+    def logged_errors(self) -> list[str]:
+        """The gateway's own record of its 500s and crashes (type and frames, never content),
+        for a failing test to show why, since CI keeps no data dir."""
+        log = self.settings.data_dir / "gateway.log"
+        lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+        return [line for line in lines if "unhandled error" in line or "Traceback" in line or "exited (" in line]
+
     def cli(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([str(XMEMO), *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
 

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def forked_gateway(tmp_path_factory):
-    """The gateway as two pre-forked worker processes on one socket and one SQLite file."""
+    """The gateway with two worker processes on one fresh SQLite file: their first calls
+    also race to create it (a CI failure once: the loser of the WAL switch answered 500)."""
     gw = start_gateway(tmp_path_factory.mktemp("forked-gw"), {"XMEMO_GATEWAY_WORKERS": "2"})
     yield gw
     stop_gateway(gw)
@@ -55,4 +56,4 @@ def test_concurrent_callers_keep_their_own_identity_and_body(gateway):
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(client, range(8)))
     problems = [p for r in results for p in r]
-    assert not problems, f"{len(problems)} crossed answers, e.g. {problems[:3]}"
+    assert not problems, f"{len(problems)} crossed answers, e.g. {problems[:3]}; the gateway logged: {gw.logged_errors()[:3]}"

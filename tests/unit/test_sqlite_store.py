@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from tests.conftest import make_principal
 from xmemo import tools
 from xmemo.config import Settings
+from xmemo.errors import StoreUnavailable
 from xmemo.models import RecallInput, RememberInput, SearchInput
 from xmemo.services import Services
 from xmemo.store.sqlite import SQLiteStore
@@ -104,3 +106,50 @@ def test_cache_and_memory_map_follow_the_settings(tmp_path):
         assert conn.execute("PRAGMA mmap_size").fetchone()[0] == 128 * 1024 * 1024
     finally:
         store.close()
+
+
+def _hold_write_lock(path, seconds: float) -> threading.Thread:
+    """Another process's view of a fresh file: a connection in a write transaction (before
+    WAL is on), released after `seconds`; returns once the lock is held."""
+    held = threading.Event()
+
+    def hold():
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE IF NOT EXISTS first_writer (x)")
+        held.set()
+        time.sleep(seconds)
+        other.execute("COMMIT")
+        other.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(5)
+    return thread
+
+
+def test_opening_a_fresh_file_waits_for_another_writer(tmp_path):
+    """Regression (CI): two gateway workers cold-starting on a fresh file at once; the one
+    that lost the race for the WAL switch failed at once with "database is locked" (a 500),
+    since SQLite's busy timeout does not cover a journal-mode change."""
+    path = tmp_path / "fresh.sqlite3"
+    holder = _hold_write_lock(path, 0.3)
+    started = time.monotonic()
+    store = SQLiteStore(path, busy_timeout_ms=5000)
+    waited = time.monotonic() - started
+    holder.join()
+    try:
+        assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert waited >= 0.2, "it opened only after the other writer let go"
+        assert store.count() == 0
+    finally:
+        store.close()
+
+
+def test_a_file_locked_past_the_busy_timeout_is_store_unavailable(tmp_path):
+    """Waiting has a bound: past it the store is busy (503 with Retry-After), not broken (500)."""
+    path = tmp_path / "held.sqlite3"
+    holder = _hold_write_lock(path, 1.5)
+    with pytest.raises(StoreUnavailable):
+        SQLiteStore(path, busy_timeout_ms=200)
+    holder.join()

@@ -17,6 +17,7 @@ import base64
 import json
 import sqlite3
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -208,6 +209,11 @@ class _VectorIndex:
         return [(int(self.rowids[idx[i]]), float(sub[i])) for i in order]
 
 
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Another connection holds the lock past our wait: the store is busy, not broken."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 class SQLiteStore:
     """`MemoryStore` over one SQLite file. Safe to share across threads of one process;
     several processes may open the same file (WAL)."""
@@ -222,17 +228,50 @@ class SQLiteStore:
             str(self.path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
         self._conn.row_factory = sqlite3.Row
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        # a cache that holds the full-text index, and reads from a memory map: under mixed
-        # load each recall otherwise re-read its posting lists (`xmemo bench load`: 364 → 445 req/s)
-        self._conn.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
-        self._conn.execute(f"PRAGMA mmap_size={int(mmap_mib) * 1024 * 1024}")
-        self._conn.executescript(SCHEMA)
-        self._migrate_fts()
+        try:
+            self._enable_wal(time.monotonic() + busy_timeout_ms / 1000)
+            self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
+            self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            # a cache that holds the full-text index, and reads from a memory map: under mixed
+            # load each recall otherwise re-read its posting lists (`xmemo bench load`: 364 → 445 req/s)
+            self._conn.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
+            self._conn.execute(f"PRAGMA mmap_size={int(mmap_mib) * 1024 * 1024}")
+            self._create_schema()
+            self._migrate_fts()
+        except sqlite3.OperationalError as exc:
+            self._conn.close()
+            if _busy(exc):
+                raise StoreUnavailable("the embedded store is busy") from None
+            raise
         self._vectors = _VectorIndex()
         self._context_weight = float(context_weight)
+
+    def _enable_wal(self, deadline: float) -> None:
+        """Switch a new file to WAL. Processes that open a fresh file at once (gateway workers
+        cold-starting on their first requests) race for the switch, and the losers get
+        "database is locked" at once: SQLite's busy timeout does not wait for a journal-mode
+        change. So wait here, until the busy timeout's deadline."""
+        pause = 0.005
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+    def _create_schema(self) -> None:
+        """Tables, indexes and the meta rows in one `BEGIN IMMEDIATE` transaction (which waits
+        out the busy timeout), so a process opening the file sees the schema whole or absent."""
+        conn = self._conn
+        try:
+            conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _migrate_fts(self) -> None:
         """Schema 1 had no `context` column: rebuild the FTS table from the memories."""
@@ -291,7 +330,7 @@ class SQLiteStore:
             except sqlite3.OperationalError as exc:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                if "locked" in str(exc) or "busy" in str(exc):
+                if _busy(exc):
                     raise StoreUnavailable("the embedded store is busy") from None
                 raise
 
