@@ -52,8 +52,11 @@ class LocalGateway:
         return subprocess.run([str(XMEMO), *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
 
 
-def start_gateway(data_dir: Path, extra_env: dict[str, str] | None = None, *, quiet: bool = True) -> LocalGateway:
-    """Start `xmemo serve` on a free port; its stdout and stderr go to `data_dir/gateway.log`."""
+def start_gateway(
+    data_dir: Path, extra_env: dict[str, str] | None = None, *, quiet: bool = True, own_process_group: bool = False
+) -> LocalGateway:
+    """Start `xmemo serve` on a free port; its stdout and stderr go to `data_dir/gateway.log`.
+    `own_process_group`: a group of its own, so a test can signal it as a terminal's Ctrl-C does."""
     port = free_port()
     env = {
         **os.environ,
@@ -67,7 +70,10 @@ def start_gateway(data_dir: Path, extra_env: dict[str, str] | None = None, *, qu
     settings = Settings(data_dir=data_dir, port=port, embedder="none")
     SigningKey(data_dir).private_key  # create the key before the server reads it
     log = open(data_dir / "gateway.log", "w")
-    process = subprocess.Popen([str(XMEMO), "serve", *(["--quiet"] if quiet else [])], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [str(XMEMO), "serve", *(["--quiet"] if quiet else [])], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=own_process_group,
+    )
     log.close()
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

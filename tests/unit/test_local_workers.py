@@ -5,8 +5,10 @@ closing the pool ends every worker. Real spawned processes running a real handle
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,28 @@ def test_closing_the_pool_ends_every_worker(code):
     processes = [w.process for w in p._all]
     p.close()
     assert all(not proc.is_alive() for proc in processes)
+
+
+def test_ctrl_c_on_the_process_group_costs_no_call_in_flight(pool, code):
+    """A terminal's Ctrl-C reaches every process of the group. The gateway stops its
+    workers itself (by closing their pipes), so a worker ignores SIGINT: the call it is
+    running still answers and the worker goes on serving."""
+    pids = two_calls_at_once(pool, code)
+    answers: list[dict] = []
+    errors: list[BaseException] = []
+
+    def slow_call():
+        try:
+            answers.append(pool.invoke(route(code), {"action": "sleep", "seconds": 1.0, "echo": "finished"}))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    caller = threading.Thread(target=slow_call)
+    caller.start()
+    time.sleep(0.3)  # the call is running in one of the workers
+    for pid in pids:
+        os.kill(pid, signal.SIGINT)
+    caller.join(timeout=30)
+    assert not errors, f"the call in flight was cut short: {errors[0]!r}"
+    assert answers and answers[0]["echo"] == "finished"
+    assert two_calls_at_once(pool, code) == pids, "the same two workers go on serving"
