@@ -4,11 +4,14 @@ store (a clone of the session's osmem-server)."""
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
+
 import pytest
 
 from tests.gateway import LocalGateway, start_gateway, stop_gateway
 
-from .cases import COUNTS
+from .cases import COUNTS, FIGURES
 
 
 @pytest.fixture(scope="session")
@@ -37,3 +40,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.section("generated cases (security/reliability)")
         for name, n in sorted(COUNTS.items()):
             terminalreporter.write_line(f"{name}: {n}")
+        FIGURES.mkdir(parents=True, exist_ok=True)
+        saved = FIGURES / "security-cases.json"
+        record = {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cases": dict(sorted(COUNTS.items()))}
+        saved.write_text(json.dumps(record, indent=2) + "\n")
+        terminalreporter.write_line(f"saved {saved}")

@@ -1,6 +1,6 @@
 """The load benchmark in its short form (5 s, 8 clients, 1,000 memories): it runs end to
 end, every operation of the mix is exercised, and nothing errs. Latency is reported and
-saved, never asserted (the full run is `xmemo bench load`)."""
+saved under `cases.FIGURES/load-short`, never asserted (the full run is `xmemo bench load`)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from . import cases
 pytestmark = pytest.mark.e2e
 
 
-def test_short_load_run_has_zero_errors(tmp_path):
+def test_short_load_run_has_zero_errors():
     import subprocess
 
-    out = tmp_path / "bench"
+    out = cases.FIGURES / "load-short"
     done = subprocess.run(
         [str(XMEMO), "bench", "load", "--duration", "5", "--clients", "8", "--memories", "1000", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
