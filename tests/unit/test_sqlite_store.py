@@ -108,9 +108,9 @@ def test_cache_and_memory_map_follow_the_settings(tmp_path):
         store.close()
 
 
-def _hold_write_lock(path, seconds: float) -> threading.Thread:
+def _hold_write_lock(path, release: threading.Event) -> threading.Thread:
     """Another process's view of a fresh file: a connection in a write transaction (before
-    WAL is on), released after `seconds`; returns once the lock is held."""
+    WAL is on) until `release` is set; returns once the lock is held."""
     held = threading.Event()
 
     def hold():
@@ -118,13 +118,13 @@ def _hold_write_lock(path, seconds: float) -> threading.Thread:
         other.execute("BEGIN IMMEDIATE")
         other.execute("CREATE TABLE IF NOT EXISTS first_writer (x)")
         held.set()
-        time.sleep(seconds)
+        release.wait(30)
         other.execute("COMMIT")
         other.close()
 
     thread = threading.Thread(target=hold)
     thread.start()
-    held.wait(5)
+    assert held.wait(10)
     return thread
 
 
@@ -133,14 +133,14 @@ def test_opening_a_fresh_file_waits_for_another_writer(tmp_path):
     that lost the race for the WAL switch failed at once with "database is locked" (a 500),
     since SQLite's busy timeout does not cover a journal-mode change."""
     path = tmp_path / "fresh.sqlite3"
-    holder = _hold_write_lock(path, 0.3)
-    started = time.monotonic()
+    release = threading.Event()
+    holder = _hold_write_lock(path, release)
+    threading.Timer(0.3, release.set).start()
     store = SQLiteStore(path, busy_timeout_ms=5000)
-    waited = time.monotonic() - started
     holder.join()
     try:
+        assert release.is_set(), "it opened only after the other writer let go"
         assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert waited >= 0.2, "it opened only after the other writer let go"
         assert store.count() == 0
     finally:
         store.close()
@@ -149,7 +149,11 @@ def test_opening_a_fresh_file_waits_for_another_writer(tmp_path):
 def test_a_file_locked_past_the_busy_timeout_is_store_unavailable(tmp_path):
     """Waiting has a bound: past it the store is busy (503 with Retry-After), not broken (500)."""
     path = tmp_path / "held.sqlite3"
-    holder = _hold_write_lock(path, 1.5)
-    with pytest.raises(StoreUnavailable):
-        SQLiteStore(path, busy_timeout_ms=200)
-    holder.join()
+    release = threading.Event()
+    holder = _hold_write_lock(path, release)
+    try:
+        with pytest.raises(StoreUnavailable):
+            SQLiteStore(path, busy_timeout_ms=200)
+    finally:
+        release.set()
+        holder.join()
