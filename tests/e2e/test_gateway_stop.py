@@ -17,7 +17,15 @@ pytestmark = pytest.mark.e2e
 
 
 def children(pid: int) -> set[int]:
-    return {int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()}
+    """Child pids of every thread of `pid` (a thread that ends during the walk is skipped:
+    the gateway's request threads come and go)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
 
 
 def running(pid: int) -> bool:
