@@ -205,10 +205,14 @@ def tree_cpu_seconds(pid: int) -> float | None:
         try:  # a process may end while we walk the tree: it is skipped, the rest counted
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo.extend(int(c) for c in (task / "children").read_text().split())
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
         except (OSError, ValueError):
             continue
+        for task in tasks:  # so may one of its threads (the gateway's request threads come and go)
+            try:
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+            except (OSError, ValueError):
+                continue
     return total
 
 
