@@ -5,6 +5,7 @@ tests/security (moved here from tests/e2e/conftest.py unchanged but for `quiet`)
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -52,11 +53,17 @@ class LocalGateway:
         return subprocess.run([str(XMEMO), *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_gateway(
     data_dir: Path, extra_env: dict[str, str] | None = None, *, quiet: bool = True, own_process_group: bool = False
 ) -> LocalGateway:
     """Start `xmemo serve` on a free port; its stdout and stderr go to `data_dir/gateway.log`.
-    `own_process_group`: a group of its own, so a test can signal it as a terminal's Ctrl-C does."""
+    `own_process_group`: started as a shell starts a foreground job (a group of its own,
+    SIGINT at its default even when this process was started in the background with SIGINT
+    ignored), so a test can signal it as a terminal's Ctrl-C does."""
     port = free_port()
     env = {
         **os.environ,
@@ -73,6 +80,7 @@ def start_gateway(
     process = subprocess.Popen(
         [str(XMEMO), "serve", *(["--quiet"] if quiet else [])], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=own_process_group,
+        preexec_fn=_default_sigint if own_process_group else None,
     )
     log.close()
     url = f"http://127.0.0.1:{port}"

@@ -16,15 +16,22 @@ from tests.gateway import start_gateway, stop_gateway
 pytestmark = pytest.mark.e2e
 
 
-def children(pid: int) -> set[int]:
-    """Child pids of every thread of `pid` (a thread that ends during the walk is skipped:
-    the gateway's request threads come and go)."""
+def workers_of(pid: int) -> set[int]:
+    """The worker processes among `pid`'s children (multiprocessing's resource tracker is
+    a child too; it ends on its own once every process holding its pipe has ended). A
+    thread that ends during the walk is skipped: the gateway's request threads come and go."""
     found: set[int] = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            found.update(int(c) for c in (task / "children").read_text().split())
+            children = [int(c) for c in (task / "children").read_text().split()]
         except OSError:
             continue
+        for child in children:
+            try:
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.add(child)
+            except OSError:
+                continue
     return found
 
 
@@ -43,8 +50,8 @@ def test_ctrl_c_stops_the_gateway_and_its_workers_cleanly(tmp_path):
         token = gw.token("ctrl-c", "memory:read", "memory:write")
         r = httpx.post(f"{gw.url}/v1/memories", json={"content": "written before Ctrl-C"}, headers={"Authorization": f"Bearer {token}"}, timeout=30)
         assert r.status_code == 201, r.text
-        workers = children(gw.process.pid)
-        assert len(workers) >= 2, "two workers (and multiprocessing's resource tracker) run under the gateway"
+        workers = workers_of(gw.process.pid)
+        assert len(workers) == 2, "two worker processes run under the gateway"
 
         os.killpg(gw.process.pid, signal.SIGINT)
         assert gw.process.wait(timeout=20) == 0
