@@ -12,26 +12,21 @@ import httpx
 import pytest
 
 from tests.gateway import start_gateway, stop_gateway
+from xmemo.bench.load import child_pids
 
 pytestmark = pytest.mark.e2e
 
 
 def workers_of(pid: int) -> set[int]:
     """The worker processes among `pid`'s children (multiprocessing's resource tracker is
-    a child too; it ends on its own once every process holding its pipe has ended). A
-    thread that ends during the walk is skipped: the gateway's request threads come and go."""
+    a child too; it ends on its own once every process holding its pipe has ended)."""
     found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
+    for child in child_pids(pid):
         try:
-            children = [int(c) for c in (task / "children").read_text().split()]
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.add(child)
         except OSError:
             continue
-        for child in children:
-            try:
-                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    found.add(child)
-            except OSError:
-                continue
     return found
 
 

@@ -205,15 +205,26 @@ def tree_cpu_seconds(pid: int) -> float | None:
         try:  # a process may end while we walk the tree: it is skipped, the rest counted
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
             total += (int(fields[11]) + int(fields[12])) / tick
-            tasks = list(Path(f"/proc/{p}/task").iterdir())
         except (OSError, ValueError):
             continue
-        for task in tasks:  # so may one of its threads (the gateway's request threads come and go)
-            try:
-                todo.extend(int(c) for c in (task / "children").read_text().split())
-            except (OSError, ValueError):
-                continue
+        todo.extend(child_pids(p))
     return total
+
+
+def child_pids(pid: int) -> list[int]:
+    """The children of every thread of `pid`, from /proc (empty once it has ended). A
+    thread that ends during the walk is skipped: the gateway's request threads come and go."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return []
+    found: list[int] = []
+    for task in tasks:
+        try:
+            found.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def run_load(
