@@ -1,15 +1,22 @@
 """The embedded store's text analysis: accent folding, word tokens, English stems for
 Latin words, and bigrams for Hangul/CJK so partial Korean words match (`작업` finds
-`작업을`). Both indexing and queries go through the same functions."""
+`작업을`). Both indexing and queries go through the same functions. The CJK ranges and
+the stop words are defined here only; the OpenSearch query builder splits and filters
+queries with them too."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TypeVar
 
-_CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+T = TypeVar("T")
+
+CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+CJK_RUN = re.compile(f"[{CJK}]+")
+_TOKEN = re.compile(rf"(?P<cjk>[{CJK}]+)|(?P<word>[^\W_{CJK}]+)")
+_APOSTROPHE = re.compile(r"['’]")
 
 STOPWORDS = frozenset(
     """a an and are as at be been but by did do does for from had has have he her his how i if in
@@ -77,9 +84,20 @@ def query_terms(text: str, *, strict: bool) -> list[str]:
     """Distinct terms of a query. Tolerant queries drop stop words (unless nothing is left)."""
     terms = words(text) if strict else stems(text)
     if not strict:
-        kept = [t for t, (w, _) in zip(terms, _aligned(text)) if w not in STOPWORDS]
-        terms = kept or terms
+        terms = without_stop_words(terms, [w for w, _ in _aligned(text)])
     return list(dict.fromkeys(terms))
+
+
+def is_stop_word(word: str) -> bool:
+    """A stop word; an elided word (`l'équipe`) only when every part of it is one."""
+    return all(fold(part) in STOPWORDS for part in _APOSTROPHE.split(word))
+
+
+def without_stop_words(items: list[T], surfaces: list[str]) -> list[T]:
+    """`items` but those whose surface word is a stop word, unless nothing would be left
+    (a query of stop words alone still searches for them)."""
+    kept = [item for item, word in zip(items, surfaces) if not is_stop_word(word)]
+    return kept or items
 
 
 def _aligned(text: str) -> list[tuple[str, bool]]:

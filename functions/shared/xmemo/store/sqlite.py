@@ -13,7 +13,6 @@ leave its neighbours' context)."""
 
 from __future__ import annotations
 
-import base64
 import json
 import sqlite3
 import threading
@@ -27,8 +26,10 @@ import numpy as np
 from .. import text
 from ..auth import ReadFilter
 from ..errors import InvalidRequest, StoreUnavailable
-from ..models import Memory, Source
+from ..models import Memory
+from . import records
 from .base import Candidates, Hit
+from .records import FLAG, LIST, OBJECT, TIME
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     words, stems, context, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
@@ -77,42 +78,24 @@ WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_
 ORDER BY created_at, rowid LIMIT 1
 """
 
-_COLUMNS = (
-    "rowid, reference, holder, owner, team, project, bucket, type, location, title, content, tags, "
-    "boundary, source, created_at, updated_at, expires_at, temporary, supersedes, superseded_by, content_sha256"
+# A row keeps times as epoch seconds (UTC), flags as 0/1, tags as ' a b ' (so a tag test
+# is one instr()) and the source as JSON.
+ROW = records.Codec(
+    put={TIME: datetime.timestamp, FLAG: int, LIST: lambda tags: f" {' '.join(tags)} ", OBJECT: lambda s: s.model_dump_json()},
+    take={
+        TIME: lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc),
+        FLAG: bool,
+        LIST: lambda tags: tuple(tags.split()),
+        OBJECT: json.loads,
+    },
 )
-
-
-def _ts(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+_SQL_TYPES = {TIME: "REAL", FLAG: "INTEGER"}  # of a column added for a new field; others TEXT
+_COLUMNS = ", ".join(("rowid", *records.STORED))
+_SAME_KEY = " AND ".join(f"{name} = ?" for name in records.DUPLICATE_KEY)
 
 
 def _row_to_memory(row: sqlite3.Row) -> Memory:
-    return Memory(
-        reference=row["reference"],
-        type=row["type"],
-        content=row["content"],
-        title=row["title"],
-        location=row["location"],
-        bucket=row["bucket"],
-        owner=row["owner"],
-        team=row["team"],
-        project=row["project"],
-        tags=tuple(row["tags"].split()),
-        boundary=row["boundary"],
-        source=Source(**json.loads(row["source"])),
-        created_at=_dt(row["created_at"]),
-        updated_at=_dt(row["updated_at"]),
-        expires_at=_dt(row["expires_at"]),
-        temporary=bool(row["temporary"]),
-        supersedes=row["supersedes"],
-        superseded_by=row["superseded_by"],
-        content_sha256=row["content_sha256"],
-    )
+    return records.from_record(dict(zip(row.keys(), row)), ROW)
 
 
 def where_clause(rf: ReadFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -237,6 +220,7 @@ class SQLiteStore:
             self._conn.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
             self._conn.execute(f"PRAGMA mmap_size={int(mmap_mib) * 1024 * 1024}")
             self._create_schema()
+            self._add_columns()
             self._migrate_fts()
         except sqlite3.OperationalError as exc:
             self._conn.close()
@@ -273,6 +257,27 @@ class SQLiteStore:
                 conn.execute("ROLLBACK")
             raise
 
+    def _add_columns(self) -> None:
+        """Add a column for each `Memory` field newer than the file, so a file written before
+        a field existed opens without a migration step (a new field has a default)."""
+        conn = self._conn
+
+        def missing() -> list[str]:
+            present = {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
+            return [name for name in records.FIELDS if name not in present]
+
+        if not missing():
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for name in missing():  # again, inside the lock: another process may have added it
+                conn.execute(f"ALTER TABLE memories ADD COLUMN {name} {_SQL_TYPES.get(records.FIELDS[name], 'TEXT')}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
     def _migrate_fts(self) -> None:
         """Schema 1 had no `context` column: rebuild the FTS table from the memories."""
         conn = self._conn
@@ -297,7 +302,7 @@ class SQLiteStore:
 
     @staticmethod
     def _index(conn: sqlite3.Connection, rowid: int, memory: Memory) -> None:
-        indexed = " ".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+        indexed = records.search_text(memory)
         conn.execute(
             "INSERT INTO memories_fts (rowid, words, stems, context) VALUES (?, ?, ?, '')",
             (rowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
@@ -366,41 +371,25 @@ class SQLiteStore:
         same_ref = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE reference = ?", (memory.reference,)).fetchone()
         if same_ref is not None:
             return _row_to_memory(same_ref), True
+        row = records.to_record(memory, ROW)
         existing = conn.execute(
-            # `holder` too: the boundary string alone is ambiguous (an owner named
-            # `ann/project:x` has the boundary of ann's project x), and a duplicate answer
-            # returns the existing memory, so it must be one the writer can see.
-            f"SELECT {_COLUMNS} FROM memories WHERE boundary = ? AND holder = ? AND bucket = ? AND temporary = ? "
-            "AND content_sha256 = ? AND superseded_by IS NULL",
-            (memory.boundary, memory.holder, memory.bucket, int(memory.temporary), memory.content_sha256),
+            f"SELECT {_COLUMNS} FROM memories WHERE {_SAME_KEY} AND superseded_by IS NULL",
+            [row[name] for name in records.DUPLICATE_KEY],
         ).fetchone()
         if existing is not None:
-            expires = existing["expires_at"]
-            if expires is None or expires > memory.created_at.timestamp():
-                return _row_to_memory(existing), True
+            found = _row_to_memory(existing)
+            if records.is_duplicate(found, memory):
+                return found, True
             self._delete_rowids(conn, [existing["rowid"]])
-        blob = None
-        if memory.embedding is not None:
-            blob = np.asarray(memory.embedding, dtype=np.float32).tobytes()
-        cur = conn.execute(
-            "INSERT INTO memories (reference, holder, owner, team, project, bucket, type, location, title, "
-            "content, tags, boundary, source, created_at, updated_at, expires_at, temporary, supersedes, "
-            "superseded_by, content_sha256, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                memory.reference, memory.holder, memory.owner, memory.team, memory.project, memory.bucket,
-                memory.type, memory.location, memory.title, memory.content, f" {' '.join(memory.tags)} ",
-                memory.boundary, memory.source.model_dump_json(), _ts(memory.created_at),
-                _ts(memory.updated_at), _ts(memory.expires_at), int(memory.temporary), memory.supersedes,
-                None, memory.content_sha256, blob,
-            ),
-        )
+        row["embedding"] = None if memory.embedding is None else np.asarray(memory.embedding, dtype=np.float32).tobytes()
+        cur = conn.execute(f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
         self._index(conn, cur.lastrowid, memory)
         for rowid in [cur.lastrowid, *(r["rowid"] for r in self._neighbours(conn, cur.lastrowid))]:
             self._index_context(conn, rowid)
         if memory.supersedes:
             conn.execute(
                 "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE reference = ?",
-                (memory.reference, _ts(memory.created_at), memory.supersedes),
+                (memory.reference, row["created_at"], memory.supersedes),
             )
         return memory, False
 
@@ -455,7 +444,7 @@ class SQLiteStore:
     def list(self, rf: ReadFilter, limit: int, cursor: str | None) -> tuple[list[Memory], str | None]:
         where, params = where_clause(rf)
         if cursor:
-            created, rowid = _decode_cursor(cursor)
+            created, rowid = records.decode_cursor(cursor, float, int)
             where += " AND (m.created_at < ? OR (m.created_at = ? AND m.rowid < ?))"
             params += [created, created, rowid]
         rows = self._run(
@@ -467,7 +456,7 @@ class SQLiteStore:
         )
         more = len(rows) > limit
         rows = rows[:limit]
-        next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["rowid"]) if more and rows else None
+        next_cursor = records.encode_cursor([rows[-1]["created_at"], rows[-1]["rowid"]]) if more and rows else None
         return [_row_to_memory(r) for r in rows], next_cursor
 
     def search(
@@ -527,15 +516,3 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-def _encode_cursor(created: float, rowid: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps([created, rowid]).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[float, int]:
-    try:
-        created, rowid = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        return float(created), int(rowid)
-    except Exception:
-        raise InvalidRequest("cursor is not one this service issued") from None

@@ -1,6 +1,7 @@
 """Pure builders of every OpenSearch request body the store sends, and the conversions
 between a `Memory` and its document. Nothing here does I/O, so each body is unit-tested
-as a dict against OpenSearch's documented shapes.
+as a dict against OpenSearch's documented shapes. The rules both stores share (record
+fields, duplicate key, search text, cursors) are `store.records`'.
 
 `visibility_filter` is to OpenSearch what `store.sqlite.where_clause` is to SQL: the one
 translation of a `ReadFilter` (built only by `auth.read_filter`) into `bool.filter`
@@ -8,9 +9,7 @@ clauses, used by every read, by `delete_by_query` and inside the k-NN clause."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import re
 import unicodedata
 from datetime import datetime, timezone
@@ -18,8 +17,8 @@ from typing import Any, Sequence
 
 from ... import text
 from ...auth import ReadFilter
-from ...errors import InvalidRequest
-from ...models import Memory, Source
+from ...models import Memory
+from .. import records
 
 # Fields a caller gets back; the embedding and the derived search text stay in the index.
 SOURCE_EXCLUDES = ["embedding", "text"]
@@ -32,71 +31,31 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def search_text(memory: Memory) -> str:
-    """What lexical search sees: title, location, tags and content (as the SQLite store)."""
-    return "\n".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+# A document keeps times as ISO strings, tags as a list and the source as an object.
+DOCUMENT = records.Codec(
+    put={records.TIME: iso, records.LIST: list, records.OBJECT: lambda source: source.model_dump()},
+    take={records.LIST: tuple, records.FLAG: bool},
+)
 
 
 def to_document(memory: Memory) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "reference": memory.reference,
-        "holder": memory.holder,
-        "owner": memory.owner,
-        "team": memory.team,
-        "project": memory.project,
-        "bucket": memory.bucket,
-        "type": memory.type,
-        "location": memory.location,
-        "title": memory.title,
-        "content": memory.content,
-        "text": search_text(memory),
-        "tags": list(memory.tags),
-        "boundary": memory.boundary,
-        "source": memory.source.model_dump(),
-        "created_at": iso(memory.created_at),
-        "updated_at": iso(memory.updated_at),
-        "expires_at": iso(memory.expires_at),
-        "temporary": memory.temporary,
-        "supersedes": memory.supersedes,
-        "superseded_by": memory.superseded_by,
-        "content_sha256": memory.content_sha256,
-    }
+    """The record's fields, the search text and the vector; None values are left out."""
+    doc = records.to_record(memory, DOCUMENT)
+    doc["text"] = records.search_text(memory)
     if memory.embedding is not None:
         doc["embedding"] = [float(x) for x in memory.embedding]
     return {k: v for k, v in doc.items() if v is not None}
 
 
 def from_document(src: dict[str, Any]) -> Memory:
-    return Memory(
-        reference=src["reference"],
-        type=src["type"],
-        content=src["content"],
-        title=src.get("title"),
-        location=src["location"],
-        bucket=src["bucket"],
-        owner=src["owner"],
-        team=src.get("team"),
-        project=src.get("project"),
-        tags=tuple(src.get("tags") or ()),
-        boundary=src["boundary"],
-        source=Source(**(src.get("source") or {})),
-        created_at=src["created_at"],
-        updated_at=src["updated_at"],
-        expires_at=src.get("expires_at"),
-        temporary=bool(src.get("temporary", False)),
-        supersedes=src.get("supersedes"),
-        superseded_by=src.get("superseded_by"),
-        content_sha256=src["content_sha256"],
-    )
+    return records.from_record(src, DOCUMENT)
 
 
 def slot_id(memory: Memory) -> str:
-    """Deterministic `_id` of a memory: one slot per (holder, boundary, bucket,
-    temporariness, content hash), the duplicate key. A retried write lands on the same
-    slot, so `op_type=create` turns a duplicate into a 409 instead of a second document.
-    The holder is part of it because the boundary string alone is ambiguous (an owner
-    named `ann/project:x` has the boundary of ann's project x)."""
-    key = "\x1f".join([memory.holder, memory.boundary, memory.bucket, "t" if memory.temporary else "p", memory.content_sha256])
+    """Deterministic `_id` of a memory: one slot per duplicate key (`records.DUPLICATE_KEY`).
+    A retried write lands on the same slot, so `op_type=create` turns a duplicate into a
+    409 instead of a second document."""
+    key = "\x1f".join(("t" if v else "p") if isinstance(v, bool) else v for v in records.duplicate_key(memory))
     return "s_" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
@@ -145,9 +104,6 @@ def visibility_filter(rf: ReadFilter) -> list[dict[str, Any]]:
 
 
 # -- lexical queries -------------------------------------------------------------------------
-_CJK_RUN = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+"
-)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
@@ -155,19 +111,9 @@ def split_scripts(query: str) -> tuple[list[str], list[str]]:
     """(Latin-script words as typed, CJK runs) of a query. CJK runs are matched on the
     bigram subfield, other words on the word/stem fields; both as the SQLite store splits."""
     normal = unicodedata.normalize("NFKC", query)
-    cjk = _CJK_RUN.findall(normal)
-    rest = _CJK_RUN.sub(" ", normal)
+    cjk = text.CJK_RUN.findall(normal)
+    rest = text.CJK_RUN.sub(" ", normal)
     return _WORD.findall(rest), cjk
-
-
-def _content_words(words: list[str]) -> list[str]:
-    """Tolerant queries drop stop words unless nothing is left (as `text.query_terms`)."""
-    kept = []
-    for w in words:
-        parts = [text.fold(p) for p in re.split(r"['’]", w)]
-        if not all(p in text.STOPWORDS for p in parts):
-            kept.append(w)
-    return kept or words
 
 
 def lexical_query(query: str, *, strict: bool) -> dict[str, Any] | None:
@@ -189,7 +135,7 @@ def lexical_query(query: str, *, strict: bool) -> dict[str, Any] | None:
         return {"bool": {"must": must}}
     should: list[dict[str, Any]] = []
     if words:
-        q = " ".join(_content_words(words))
+        q = " ".join(text.without_stop_words(words, words))
         should.append({"multi_match": {"query": q, "type": "most_fields", "fields": ["text", "text.en", "text.fr"], "operator": "or"}})
     if cjk:
         should.append({"match": {"text.cjk": {"query": " ".join(dict.fromkeys(cjk)), "operator": "or"}}})
@@ -262,17 +208,13 @@ def list_search(rf: ReadFilter, limit: int, cursor: str | None) -> dict[str, Any
 
 
 def encode_cursor(sort_values: Sequence[Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(list(sort_values)).encode()).decode().rstrip("=")
+    """A list cursor from the last hit's `sort` values."""
+    return records.encode_cursor(sort_values)
 
 
 def decode_cursor(cursor: str) -> list[Any]:
-    try:
-        created, reference = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not isinstance(reference, str):
-            raise ValueError
-        return [int(created), reference]
-    except Exception:
-        raise InvalidRequest("cursor is not one this service issued") from None
+    """The `search_after` values of a list cursor: (created_at in epoch ms, reference)."""
+    return records.decode_cursor(cursor, int, str)
 
 
 # -- deletes and lookups -----------------------------------------------------------------------

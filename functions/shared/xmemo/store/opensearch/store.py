@@ -15,6 +15,7 @@ from ...auth import ReadFilter
 from ...config import Settings
 from ...errors import StoreUnavailable
 from ...models import Memory
+from .. import records
 from ..base import Candidates, Hit
 from . import queries as q
 from .client import Caller, make_client
@@ -99,8 +100,7 @@ class OpenSearchStore:
             existing = q.from_document(got["_source"])
             if existing.reference == memory.reference:  # our own earlier attempt landed
                 break
-            expired = existing.expires_at is not None and existing.expires_at <= memory.created_at
-            if existing.superseded_by is None and not expired:
+            if records.is_duplicate(existing, memory):
                 if memory.supersedes and existing.supersedes == memory.supersedes:
                     # a retry of a write whose supersede step was cut off: finish it
                     self._mark_superseded(existing.supersedes, existing.reference, existing.updated_at, deadline)

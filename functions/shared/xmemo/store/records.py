@@ -1,0 +1,126 @@
+"""The store rules both stores share, written once: which fields a memory's record holds
+and how each kind of value is kept, the duplicate key and when a duplicate gives way,
+the text lexical search sees, and the list cursor's encoding.
+
+The stored fields are read from the `Memory` model itself, so a new field of a kind
+already here (text, time, flag, list, object) is stored and read back by both stores
+without an edit in this module or in their conversion code."""
+
+from __future__ import annotations
+
+import base64
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Mapping, Sequence
+
+from pydantic import BaseModel
+
+from ..errors import InvalidRequest
+from ..models import Memory
+
+TEXT, TIME, FLAG, LIST, OBJECT = "text", "time", "flag", "list", "object"
+
+
+def _kind(annotation: Any) -> str:
+    """The kind of a `Memory` field, from its annotation (`X | None` counts as `X`)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if annotation is datetime:
+        return TIME
+    if annotation is bool:
+        return FLAG
+    if typing.get_origin(annotation) in (tuple, list):
+        return LIST
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return OBJECT
+    return TEXT
+
+
+# Every field a record stores, with its kind. The embedding is not among them: each store
+# keeps the vector its own way (a BLOB beside the row, a `knn_vector` field).
+FIELDS: dict[str, str] = {name: _kind(f.annotation) for name, f in Memory.model_fields.items() if name != "embedding"}
+# `holder` is derived from owner and team, and stored too: every visibility filter reads it.
+STORED: tuple[str, ...] = ("holder", *FIELDS)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How one store keeps each kind of value: `put` on the way in, `take` on the way out.
+    A kind not named is kept as it is; None is always kept as None (or left out)."""
+
+    put: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    take: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+
+
+def to_record(memory: Memory, codec: Codec) -> dict[str, Any]:
+    """The stored values of `memory` (every name of `STORED`), encoded by `codec`."""
+    record: dict[str, Any] = {"holder": memory.holder}
+    for name, kind in FIELDS.items():
+        value = getattr(memory, name)
+        record[name] = None if value is None else codec.put.get(kind, _same)(value)
+    return record
+
+
+def from_record(record: Mapping[str, Any], codec: Codec) -> Memory:
+    """The memory a record holds; a field absent or None takes the model's default."""
+    values = {}
+    for name, kind in FIELDS.items():
+        value = record.get(name)
+        if value is not None:
+            values[name] = codec.take.get(kind, _same)(value)
+    return Memory(**values)
+
+
+# -- duplicates ----------------------------------------------------------------------------
+# Same holder, boundary, bucket, temporariness and content: one live memory at most. The
+# holder is part of it because the boundary string alone is ambiguous (an owner named
+# `ann/project:x` has the boundary of ann's project x), and a duplicate answer returns the
+# existing memory, so it must be one the writer can see.
+DUPLICATE_KEY: tuple[str, ...] = ("holder", "boundary", "bucket", "temporary", "content_sha256")
+
+
+def duplicate_key(memory: Memory) -> tuple[Any, ...]:
+    return tuple(getattr(memory, name) for name in DUPLICATE_KEY)
+
+
+def is_duplicate(existing: Memory, new: Memory) -> bool:
+    """Whether `existing`, which has `new`'s duplicate key, makes `new` a duplicate: it does
+    while it is live when `new` is written. A superseded or expired one is replaced."""
+    return existing.superseded_by is None and (existing.expires_at is None or existing.expires_at > new.created_at)
+
+
+# -- search text ---------------------------------------------------------------------------
+def search_text(memory: Memory) -> str:
+    """What lexical search sees: title, location, tags and content."""
+    return "\n".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
+
+
+# -- list cursors --------------------------------------------------------------------------
+def encode_cursor(values: Sequence[Any]) -> str:
+    """The sort values of a page's last memory as an opaque URL-safe token."""
+    return base64.urlsafe_b64encode(json.dumps(list(values)).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *shape: type) -> list[Any]:
+    """The values `encode_cursor` wrote, one per type of `shape`; anything else (a cursor
+    this service did not issue) is `400 invalid_request`."""
+    try:
+        values = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(values, list) or len(values) != len(shape):
+            raise ValueError
+        return [_as(kind, value) for kind, value in zip(shape, values)]
+    except Exception:
+        raise InvalidRequest("cursor is not one this service issued") from None
+
+
+def _as(kind: type, value: Any) -> Any:
+    if kind is str and not isinstance(value, str):
+        raise ValueError
+    return kind(value)

@@ -1,0 +1,26 @@
+"""The stop words and CJK ranges are `xmemo.text`'s alone: the OpenSearch query builder
+splits and filters queries with them, so both stores agree on what a query asks for."""
+
+from __future__ import annotations
+
+from xmemo import text
+from xmemo.store.opensearch import queries as q
+
+MIXED = "Ｔhe 작업을 l'équipe 漢字かな and ｶﾀｶﾅ où hello"
+
+
+def test_both_stores_split_cjk_runs_the_same_way():
+    _, runs = q.split_scripts(MIXED)
+    assert runs == [tok for tok, cjk in text.tokens(MIXED) if cjk] == ["작업을", "漢字かな", "カタカナ"]
+
+
+def test_stop_words_are_one_rule_for_words_and_elided_words():
+    assert text.is_stop_word("The") and text.is_stop_word("où") and text.is_stop_word("qu'il")
+    assert not text.is_stop_word("l'équipe") and not text.is_stop_word("hello")
+    assert text.without_stop_words(["the", "équipe"], ["the", "équipe"]) == ["équipe"]
+    assert text.without_stop_words(["the", "a"], ["the", "a"]) == ["the", "a"]  # nothing would be left
+
+
+def test_tolerant_queries_drop_the_same_stop_words_on_both_stores():
+    assert text.query_terms("the équipe and hello", strict=False) == text.stems("équipe hello")
+    assert q.lexical_query("the équipe and hello", strict=False)["bool"]["should"][0]["multi_match"]["query"] == "équipe hello"
