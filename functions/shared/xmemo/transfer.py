@@ -90,7 +90,7 @@ def import_memories(
         if svc.embedder is not None and ready:
             vectors = svc.embedder.embed_passages([m.content for m in ready])
             ready = [m.model_copy(update={"embedding": tuple(float(x) for x in v)}) for m, v in zip(ready, vectors)]
-        for _, duplicate in _insert_many(svc, ready):
+        for _, duplicate in svc.store.insert_many(ready):
             report.duplicates += duplicate
             report.stored += not duplicate
         if progress:
@@ -103,8 +103,3 @@ def import_memories(
             flush()
     flush()
     return report
-
-
-def _insert_many(svc: Services, memories: list[Memory]):
-    bulk = getattr(svc.store, "insert_many", None)
-    return bulk(memories) if bulk is not None else [svc.store.insert(m) for m in memories]

@@ -33,6 +33,10 @@ class MemoryStore(Protocol):
         temporariness and content hash exists, store nothing and return it with True.
         When `memory.supersedes` is set, mark that memory superseded in the same write."""
 
+    def insert_many(self, memories: Sequence[Memory]) -> list[tuple[Memory, bool]]:
+        """`insert` each memory, in order, with the same outcomes (a later one in the batch
+        may be a duplicate of an earlier one); stores write the batch in fewer round trips."""
+
     def get(self, reference: str, rf: ReadFilter) -> Memory | None:
         """The memory if `rf` lets the caller see it (and it is live), else None."""
 
