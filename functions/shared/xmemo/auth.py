@@ -6,7 +6,7 @@ visibility filter; every store read takes a `ReadFilter`, so nothing reads unfil
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping
 
@@ -91,7 +91,6 @@ class ReadFilter:
     project: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def check_team(principal: Principal, team: str | None) -> None:
