@@ -31,6 +31,7 @@ def test_kinds_are_read_from_the_model():
     assert (kinds["created_at"], kinds["expires_at"], kinds["temporary"]) == (records.TIME, records.TIME, records.FLAG)
     assert (kinds["tags"], kinds["source"], kinds["title"], kinds["type"]) == (records.LIST, records.OBJECT, records.TEXT, records.TEXT)
     assert "embedding" not in kinds and records.STORED[0] == "holder"
+    assert records._kind(int | None) == records._kind(float) == records.NUMBER
 
 
 def test_the_sqlite_schema_declares_a_column_for_every_stored_field():

@@ -3,8 +3,14 @@ and how each kind of value is kept, the duplicate key and when a duplicate gives
 the text lexical search sees, and the list cursor's encoding.
 
 The stored fields are read from the `Memory` model itself, so a new field of a kind
-already here (text, time, flag, list, object) is stored and read back by both stores
-without an edit in this module or in their conversion code."""
+already here (text, number, time, flag, list, object) is stored and read back by both
+stores without an edit in this module or in their conversion code. Adding a field to
+`Memory` takes three edits: the field in `models.Memory`, its column in
+`store.sqlite.SCHEMA` (a file written before it gains the column when opened), and its
+property in `store.opensearch.index.mappings` (with `MAPPING_VERSION` bumped, so that
+`xmemo opensearch migrate` moves the data to the new mapping). Tests fail when one is
+missing (`tests/unit/test_records.py`) or a field does not round-trip through both
+stores (`tests/contract/test_record_round_trip.py`)."""
 
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from pydantic import BaseModel
 from ..errors import InvalidRequest
 from ..models import Memory
 
-TEXT, TIME, FLAG, LIST, OBJECT = "text", "time", "flag", "list", "object"
+TEXT, NUMBER, TIME, FLAG, LIST, OBJECT = "text", "number", "time", "flag", "list", "object"
 
 
 def _kind(annotation: Any) -> str:
@@ -32,6 +38,8 @@ def _kind(annotation: Any) -> str:
         return TIME
     if annotation is bool:
         return FLAG
+    if annotation in (int, float):
+        return NUMBER
     if typing.get_origin(annotation) in (tuple, list):
         return LIST
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):

@@ -29,7 +29,7 @@ from ..errors import InvalidRequest, StoreUnavailable
 from ..models import Memory
 from . import records
 from .base import Candidates, Hit
-from .records import FLAG, LIST, OBJECT, TIME
+from .records import FLAG, LIST, NUMBER, OBJECT, TIME
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     words, stems, context, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
@@ -89,7 +89,7 @@ ROW = records.Codec(
         OBJECT: json.loads,
     },
 )
-_SQL_TYPES = {TIME: "REAL", FLAG: "INTEGER"}  # of a column added for a new field; others TEXT
+_SQL_TYPES = {NUMBER: "NUMERIC", TIME: "REAL", FLAG: "INTEGER"}  # of a column added for a new field; others TEXT
 _COLUMNS = ", ".join(("rowid", *records.STORED))
 _SAME_KEY = " AND ".join(f"{name} = ?" for name in records.DUPLICATE_KEY)
 
