@@ -98,9 +98,10 @@ def _row_to_memory(row: sqlite3.Row) -> Memory:
     return records.from_record(dict(zip(row.keys(), row)), ROW)
 
 
-def where_clause(rf: ReadFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """SQL for a `ReadFilter`: the caller's holders, liveness and the request's filters."""
-    a = alias + "."
+def where_clause(rf: ReadFilter) -> tuple[str, list[Any]]:
+    """SQL for a `ReadFilter` over `memories m`: the caller's holders, liveness and the
+    request's filters."""
+    a = "m."
     holders = sorted(rf.holders)
     if not holders:
         return "0", []
@@ -354,9 +355,6 @@ class SQLiteStore:
 
         return self._run(tx)
 
-    def _fetch(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[sqlite3.Row]:
-        return conn.execute(sql, params).fetchall()
-
     # -- writes --------------------------------------------------------------------------
     def insert(self, memory: Memory) -> tuple[Memory, bool]:
         return self._write(lambda conn: self._insert(conn, memory))
@@ -437,7 +435,7 @@ class SQLiteStore:
     def get(self, reference: str, rf: ReadFilter) -> Memory | None:
         where, params = where_clause(rf)
         rows = self._run(
-            lambda c: self._fetch(c, f"SELECT {_COLUMNS} FROM memories m WHERE {where} AND m.reference = ?", [*params, reference])
+            lambda c: c.execute(f"SELECT {_COLUMNS} FROM memories m WHERE {where} AND m.reference = ?", [*params, reference]).fetchall()
         )
         return _row_to_memory(rows[0]) if rows else None
 
@@ -448,11 +446,10 @@ class SQLiteStore:
             where += " AND (m.created_at < ? OR (m.created_at = ? AND m.rowid < ?))"
             params += [created, created, rowid]
         rows = self._run(
-            lambda c: self._fetch(
-                c,
+            lambda c: c.execute(
                 f"SELECT {_COLUMNS} FROM memories m WHERE {where} ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
                 [*params, limit + 1],
-            )
+            ).fetchall()
         )
         more = len(rows) > limit
         rows = rows[:limit]
