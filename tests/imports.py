@@ -8,7 +8,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
+
 PACKAGE = ROOT / "functions" / "shared" / "xmemo"
 
 
