@@ -132,7 +132,8 @@ def start_gateway(
         if process.poll() is not None:
             raise RuntimeError(f"xmemo serve exited ({process.returncode}): {gw.log()[-3000:]}")
         try:
-            with urllib.request.urlopen(f"{gw.url}/.well-known/jwks.json", timeout=1) as answer:
+            with urllib.request.urlopen(f"{gw.url}/.well-known/jwks.json", timeout=5) as answer:
+                answer.read()  # the whole answer: hanging up mid-reply would log a broken pipe
                 if answer.status == 200:
                     return gw
         except (urllib.error.URLError, OSError):
