@@ -15,7 +15,7 @@ MCP2_STAMP := $(MCP2_VENV)/.installed-$(MCP2_VERSION)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -U pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,local]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
 $(MCP2_STAMP):

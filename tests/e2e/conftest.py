@@ -1,18 +1,18 @@
-"""Fixtures of the e2e tests: one real local gateway per session (helpers in tests/gateway.py)."""
+"""Fixtures of the e2e tests: one real local gateway per session (`xmemo.local.spawn`)."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 
-from tests.gateway import ROOT, XMEMO, LocalGateway, free_port, start_gateway, stop_gateway  # noqa: F401 - re-exported
+from tests import ROOT
+from xmemo.local.spawn import start_gateway
 
 
 @pytest.fixture(scope="session")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("gateway"))
-    yield gw
-    stop_gateway(gw)
+    with start_gateway(tmp_path_factory.mktemp("gateway"), cwd=ROOT) as gw:
+        yield gw
 
 
 @pytest.fixture

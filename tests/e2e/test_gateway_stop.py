@@ -11,8 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway import start_gateway, stop_gateway
+from tests import ROOT
 from xmemo.bench.load import child_pids
+from xmemo.local.spawn import start_gateway
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +41,7 @@ def running(pid: int) -> bool:
 
 
 def test_ctrl_c_stops_the_gateway_and_its_workers_cleanly(tmp_path):
-    gw = start_gateway(tmp_path, {"XMEMO_GATEWAY_WORKERS": "2"}, own_process_group=True)
+    gw = start_gateway(tmp_path, {"XMEMO_GATEWAY_WORKERS": "2"}, cwd=ROOT, own_process_group=True)
     try:
         token = gw.token("ctrl-c", "memory:read", "memory:write")
         r = httpx.post(f"{gw.url}/v1/memories", json={"content": "written before Ctrl-C"}, headers={"Authorization": f"Bearer {token}"}, timeout=30)
@@ -52,7 +53,7 @@ def test_ctrl_c_stops_the_gateway_and_its_workers_cleanly(tmp_path):
         assert gw.process.wait(timeout=20) == 0
     finally:
         if gw.process.poll() is None:
-            stop_gateway(gw)
+            gw.stop()
     log = (tmp_path / "gateway.log").read_text()
     assert "gateway stopped" in log
     assert "Traceback" not in log and "KeyboardInterrupt" not in log, log[-2000:]

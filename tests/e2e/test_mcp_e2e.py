@@ -8,60 +8,39 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests import ROOT
+from xmemo.local.spawn import start_gateway, xmemo_command
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 MCP2_PYTHON = ROOT / ".venv-mcp2" / "bin" / "python"
 REF = r"mem_[0-9A-Z]{26}"
-XMEMO = [sys.executable, "-c", "import sys; from xmemo.cli import main; sys.exit(main())"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+XMEMO = xmemo_command()
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    data = tmp_path_factory.mktemp("gateway")
-    port = _free_port()
-    env = {**os.environ, "XMEMO_DATA_DIR": str(data), "XMEMO_PORT": str(port), "XMEMO_EMBEDDER": "none"}
-    proc = subprocess.Popen([*XMEMO, "serve", "--quiet"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stderr.read().decode(errors="replace")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "xmemo serve did not start"
-            time.sleep(0.1)
+    with start_gateway(tmp_path_factory.mktemp("gateway"), cwd=ROOT) as gw:
 
-    class Gateway:
-        base = f"http://127.0.0.1:{port}"
+        class Gateway:
+            base = gw.url
 
-        @staticmethod
-        def token(sub: str, *scopes: str, teams: tuple[str, ...] = ()) -> str:
-            args = [*XMEMO, "token", "--sub", sub]
-            for s in scopes:
-                args += ["--scope", s]
-            for t in teams:
-                args += ["--team", t]
-            return subprocess.run(args, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout.strip()
+            @staticmethod
+            def token(sub: str, *scopes: str, teams: tuple[str, ...] = ()) -> str:
+                """Minted by `xmemo token`, as a user would."""
+                args = ["token", "--sub", sub, *[a for s in scopes for a in ("--scope", s)], *[a for t in teams for a in ("--team", t)]]
+                done = gw.cli(*args)
+                assert done.returncode == 0, done.stderr
+                return done.stdout.strip()
 
-    yield Gateway
-    proc.terminate()
-    proc.wait(10)
+        yield Gateway
 
 
 RW = ("memory:read", "memory:write")

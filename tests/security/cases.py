@@ -16,3 +16,16 @@ FIGURES = Path(os.environ.get("XMEMO_TEST_FIGURES") or Path(__file__).resolve().
 
 def record(name: str, n: int = 1) -> None:
     COUNTS[name] += n
+
+
+class Tally:
+    """The cases one test itself ran. A test's count assertion reads its own tally, never
+    `COUNTS` (which every test shares), so it fails when nothing ran, whatever ran before
+    it or in which order; each case is added to `COUNTS` as well, for the summary."""
+
+    def __init__(self, name: str):
+        self.name, self.n = name, 0
+
+    def add(self, n: int = 1) -> None:
+        self.n += n
+        record(self.name, n)

@@ -1,4 +1,4 @@
-"""Fixtures of the security and reliability tests: a real local gateway (tests/gateway.py)
+"""Fixtures of the security and reliability tests: a real local gateway (`xmemo.local.spawn`)
 with debug logging on, whose log file the secrets test reads, and one on the OpenSearch
 store (a clone of the session's osmem-server)."""
 
@@ -9,29 +9,28 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tests.gateway import LocalGateway, start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import SpawnedGateway, start_gateway
 
 from .cases import COUNTS, FIGURES
 
 
 @pytest.fixture(scope="session")
-def security_gateway(tmp_path_factory) -> LocalGateway:
+def security_gateway(tmp_path_factory) -> SpawnedGateway:
     """One gateway for the isolation, fuzzing and secrets tests: Powertools at DEBUG and the
     access log on, so everything that could ever be logged lands in `gateway.log`."""
-    gw = start_gateway(tmp_path_factory.mktemp("security-gw"), {"POWERTOOLS_LOG_LEVEL": "DEBUG"}, quiet=False)
-    yield gw
-    stop_gateway(gw)
+    with start_gateway(tmp_path_factory.mktemp("security-gw"), {"POWERTOOLS_LOG_LEVEL": "DEBUG"}, cwd=ROOT, quiet=False) as gw:
+        yield gw
 
 
 @pytest.fixture(scope="session")
-def opensearch_gateway(tmp_path_factory, osmem_server) -> LocalGateway:
+def opensearch_gateway(tmp_path_factory, osmem_server) -> SpawnedGateway:
     """The gateway on `XMEMO_STORE=opensearch`, on its own clone of osmem-server (which has
     no k-NN, and the embedder is `none`). `gw.env["XMEMO_OPENSEARCH_URL"]` is the server."""
     clone = osmem_server.clone()
     env = {"XMEMO_STORE": "opensearch", "XMEMO_OPENSEARCH_URL": clone.url, "XMEMO_OPENSEARCH_KNN": "false", "POWERTOOLS_LOG_LEVEL": "ERROR"}
-    gw = start_gateway(tmp_path_factory.mktemp("security-gw-opensearch"), env)
-    yield gw
-    stop_gateway(gw)
+    with start_gateway(tmp_path_factory.mktemp("security-gw-opensearch"), env, cwd=ROOT) as gw:
+        yield gw
     clone.close()
 
 

@@ -3,14 +3,17 @@ principles (holders, scopes, filters) next to the service, never by calling its 
 
 A memory's content carries a marker word (`qz…`) naming the content, and every
 reference has the `mem_` shape, so a leak is found by scanning the raw response text,
-wherever in the body or headers it hides."""
+wherever in the body or headers it hides.
+
+Matching is modelled from the generated texts alone: every content and query is made of
+`VOCAB` words (no stop word, no inflection, no accent, no CJK) and markers, so the
+service's analysis (folding, stems, stop words, bigrams) reduces to whole-word equality,
+and `terms` refuses any other text rather than guess."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-from xmemo import text
 
 R, W, T = "memory:read", "memory:write", "memory:temporary"
 MARKER = re.compile(r"qz[0-9a-f]{6}\d")
@@ -122,10 +125,21 @@ class World:
         return None
 
 
+def terms(text: str) -> set[str]:
+    """The words of a generated text; anything outside VOCAB and markers is a generator
+    change this model does not cover, so it fails loudly."""
+    words = text.split()
+    unknown = [w for w in words if w not in VOCAB and not MARKER.fullmatch(w)]
+    assert not unknown, f"the model only knows VOCAB words and markers, not {unknown}"
+    return set(words)
+
+
 def strict_match(query: str, content: str) -> bool:
-    terms = text.query_terms(query, strict=True)
-    return bool(terms) and set(terms) <= set(text.words(content))
+    """search_memory: every query word is in the content."""
+    wanted = terms(query)
+    return bool(wanted) and wanted <= terms(content)
 
 
 def loose_match(query: str, content: str) -> bool:
-    return bool(set(text.query_terms(query, strict=False)) & set(text.stems(content)))
+    """recall, recall_context: some query word is in the content."""
+    return bool(terms(query) & terms(content))

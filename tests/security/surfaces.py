@@ -92,7 +92,7 @@ class OpenSearchIndex:
 
 
 class HttpGateway:
-    """The `xmemo serve` subprocess of tests/gateway.py, over a keep-alive HTTP connection.
+    """The `xmemo serve` subprocess of `xmemo.local.spawn`, over a keep-alive HTTP connection.
     `store`: its ground truth when it is not the SQLite file (an `OpenSearchIndex`)."""
 
     name = "rest-http"

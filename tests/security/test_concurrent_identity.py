@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.gateway import start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway
 
 from . import cases
 
@@ -21,9 +22,9 @@ pytestmark = pytest.mark.e2e
 def forked_gateway(tmp_path_factory):
     """The gateway with two worker processes on one fresh SQLite file: their first calls
     also race to create it (a CI failure once: the loser of the WAL switch answered 500)."""
-    gw = start_gateway(tmp_path_factory.mktemp("forked-gw"), {"XMEMO_GATEWAY_WORKERS": "2"})
+    gw = start_gateway(tmp_path_factory.mktemp("forked-gw"), {"XMEMO_GATEWAY_WORKERS": "2"}, cwd=ROOT)
     yield gw
-    stop_gateway(gw)
+    gw.stop()
     assert gw.process.returncode == 0, "the parent stops its workers and exits cleanly"
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway import start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway
 
 from . import cases
 from .faults import LAMBDA_TIMEOUT_S, Writers
@@ -83,9 +84,9 @@ def stored_by_marker(db: Path) -> dict[str, int]:
 
 @pytest.fixture
 def fault_gateway(tmp_path):
-    gw = start_gateway(tmp_path, {"XMEMO_SQLITE_BUSY_TIMEOUT_MS": str(BUSY_MS), "POWERTOOLS_LOG_LEVEL": "ERROR"})
+    gw = start_gateway(tmp_path, {"XMEMO_SQLITE_BUSY_TIMEOUT_MS": str(BUSY_MS), "POWERTOOLS_LOG_LEVEL": "ERROR"}, cwd=ROOT)
     yield gw
-    stop_gateway(gw)
+    gw.stop()
 
 
 @pytest.mark.parametrize("mode", ["hold", "flap"])
@@ -116,7 +117,7 @@ def test_locked_or_slow_store_answers_in_time_and_loses_nothing(fault_gateway, m
 
 # ---------------------------------------------------------------------------------------
 def test_sigkill_gateway_mid_1000_concurrent_writes(tmp_path):
-    gw = start_gateway(tmp_path, {"POWERTOOLS_LOG_LEVEL": "ERROR"})
+    gw = start_gateway(tmp_path, {"POWERTOOLS_LOG_LEVEL": "ERROR"}, cwd=ROOT)
     writers = Writers(gw.url, gw.token("crash-writer"))
     worker = writers.background(1000, 16, reads=False)
     deadline = time.monotonic() + 120
@@ -131,7 +132,7 @@ def test_sigkill_gateway_mid_1000_concurrent_writes(tmp_path):
     assert all(got.get(m) == 1 for m in writers.acked), "an acknowledged write was lost or doubled"
     assert all(n == 1 for n in got.values())
     # restart on the same file: it opens and serves the acknowledged writes
-    again = start_gateway(tmp_path, {"POWERTOOLS_LOG_LEVEL": "ERROR"})
+    again = start_gateway(tmp_path, {"POWERTOOLS_LOG_LEVEL": "ERROR"}, cwd=ROOT)
     try:
         h = {"Authorization": f"Bearer {again.token('crash-writer')}"}
         for marker in sorted(writers.acked)[:20]:
@@ -139,7 +140,7 @@ def test_sigkill_gateway_mid_1000_concurrent_writes(tmp_path):
             assert [x["content"].split()[-1] for x in r.json()["results"]] == [marker], r.text
         assert httpx.post(f"{again.url}/v1/memories", json={"content": "after the crash"}, headers=h, timeout=30).status_code == 201
     finally:
-        stop_gateway(again)
+        again.stop()
     cases.record("crash[gateway acked]", len(writers.acked))
 
 

@@ -37,7 +37,8 @@ import httpx
 import pytest
 
 from tests.faultproxy import FaultProxy
-from tests.gateway import start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway
 from xmemo.store.opensearch import queries as q
 
 from . import cases
@@ -106,9 +107,9 @@ def check_whole(hit: dict) -> None:
 @pytest.fixture
 def store_behind_proxy(tmp_path, osmem_clone):
     proxy = FaultProxy(osmem_clone.url)
-    gw = start_gateway(tmp_path, {**STORE_ENV, "XMEMO_OPENSEARCH_URL": proxy.url})
+    gw = start_gateway(tmp_path, {**STORE_ENV, "XMEMO_OPENSEARCH_URL": proxy.url}, cwd=ROOT)
     yield gw, proxy, OpenSearchIndex(osmem_clone.url)
-    stop_gateway(gw)
+    gw.stop()
     proxy.close()
 
 

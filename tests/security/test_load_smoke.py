@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from tests.gateway import ROOT, XMEMO
+from tests import ROOT
+from xmemo.local.spawn import xmemo_command
 
 from . import cases
 
@@ -20,7 +21,7 @@ def test_short_load_run_has_zero_errors():
 
     out = cases.FIGURES / "load-short"
     done = subprocess.run(
-        [str(XMEMO), "bench", "load", "--duration", "5", "--clients", "8", "--memories", "1000", "--out", str(out)],
+        [*xmemo_command(), "bench", "load", "--duration", "5", "--clients", "8", "--memories", "1000", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]

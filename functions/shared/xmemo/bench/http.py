@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -60,35 +57,6 @@ def seed(data_dir: Path, count: int, embedder: str) -> list[str]:
     return refs
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_gateway(data_dir: Path, embedder: str, workers: int = 1) -> tuple[subprocess.Popen, str]:
-    import httpx
-
-    port = _free_port()
-    env = {**os.environ, "XMEMO_DATA_DIR": str(data_dir), "XMEMO_PORT": str(port), "XMEMO_EMBEDDER": embedder, "XMEMO_STORE": "sqlite",
-           "XMEMO_GATEWAY_WORKERS": str(workers)}
-    env.pop("XMEMO_ISSUER", None)
-    xmemo = Path(sys.executable).with_name("xmemo")
-    proc = subprocess.Popen([str(xmemo), "serve", "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the gateway exited during start-up")
-        try:
-            httpx.get(f"{url}/.well-known/jwks.json", timeout=1)
-            return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the gateway did not start within 60 s")
-
-
 def measure(url: str, token: str, route: str, make: Callable[[int], tuple[str, str, Any]], n: int, clients: int) -> dict[str, Any]:
     """`n` requests of `route` spread over `clients` threads, each with its own keep-alive
     connection; the latency of each, client-side, in ms. The first `warmup(clients)`
@@ -131,9 +99,7 @@ def warmup(clients: int) -> int:
 
 
 def run(args) -> int:
-    from ..config import Settings
-    from ..local.keys import SigningKey
-    from ..local.tokens import issue_token
+    from ..local.spawn import start_gateway
 
     levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
     with tempfile.TemporaryDirectory(prefix="xmemo-bench-http-") as tmp:
@@ -141,11 +107,8 @@ def run(args) -> int:
         t0 = time.perf_counter()
         refs = seed(data_dir, args.memories, args.embedder)
         print(f"seeded {len(refs)} memories in {time.perf_counter() - t0:.1f}s (embedder={args.embedder})", flush=True)
-        proc, url = start_gateway(data_dir, args.embedder)
-        try:
-            port = int(url.rsplit(":", 1)[1])
-            settings = Settings(data_dir=data_dir, port=port)
-            token = issue_token(settings, SigningKey(data_dir), scopes=["memory:read", "memory:write"], sub=OWNER, ttl=24 * 3600)
+        with start_gateway(data_dir, {"XMEMO_EMBEDDER": args.embedder, "XMEMO_GATEWAY_WORKERS": "1"}) as gw:
+            url, token = gw.url, gw.token(OWNER, ttl=24 * 3600)
             rng = random.Random(11)
             created: list[str] = []
 
@@ -169,9 +132,6 @@ def run(args) -> int:
                     row = measure(url, token, route, make, args.requests, clients)
                     results.append(row)
                     print(f"{route:34s} clients={clients}  p50={row['p50_ms']:.1f} ms  p95={row['p95_ms']:.1f} ms  rps={row['rps']}  errors={row['errors']}", flush=True)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
     meta = {"memories": args.memories, "requests_per_route": args.requests, "embedder": args.embedder, "store": "sqlite", "cpus": os.cpu_count()}
     md = (
         f"# HTTP latency through the local gateway\n\n{args.memories} memories (one owner), {args.requests} requests per row, "

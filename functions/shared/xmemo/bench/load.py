@@ -266,10 +266,7 @@ def parse_mix(text: str) -> list[tuple[str, int]]:
 
 
 def run(args) -> int:
-    from ..config import Settings
-    from ..local.keys import SigningKey
-    from ..local.tokens import issue_token
-    from .http import start_gateway
+    from ..local.spawn import start_gateway
 
     mix = parse_mix(args.mix)
     with tempfile.TemporaryDirectory(prefix="xmemo-bench-load-") as tmp:
@@ -278,21 +275,12 @@ def run(args) -> int:
         by_owner = preload(data_dir, args.memories, args.tenants, args.embedder)
         preload_s = time.perf_counter() - t0
         print(f"preloaded {args.memories} memories over {args.tenants} tenants in {preload_s:.1f}s", flush=True)
-        proc, url = start_gateway(data_dir, args.embedder, args.workers)
-        try:
-            settings = Settings(data_dir=data_dir, port=int(url.rsplit(":", 1)[1]))
-            key = SigningKey(data_dir)
+        with start_gateway(data_dir, {"XMEMO_EMBEDDER": args.embedder, "XMEMO_GATEWAY_WORKERS": str(args.workers)}) as gw:
             tenants = min(args.tenants, args.clients)
-            tokens = [
-                issue_token(settings, key, scopes=["memory:read", "memory:write"], sub=owner_name(i), teams=teams_of(i), ttl=24 * 3600)
-                for i in range(tenants)
-            ]
+            tokens = [gw.token(owner_name(i), teams=teams_of(i), ttl=24 * 3600) for i in range(tenants)]
             refs = [by_owner[owner_name(i)] or ["mem_none"] for i in range(tenants)]
-            run_load(url, tokens, refs, min(args.clients, 4), min(2.0, args.duration), mix, args.seed + 1)  # warm-up, not reported
-            result = run_load(url, tokens, refs, args.clients, args.duration, mix, args.seed, gateway_pid=proc.pid)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            run_load(gw.url, tokens, refs, min(args.clients, 4), min(2.0, args.duration), mix, args.seed + 1)  # warm-up, not reported
+            result = run_load(gw.url, tokens, refs, args.clients, args.duration, mix, args.seed, gateway_pid=gw.process.pid)
     meta = {
         "clients": args.clients, "duration_s": args.duration, "memories": args.memories, "tenants": args.tenants,
         "mix": dict(mix), "embedder": args.embedder, "store": "sqlite", "cpus": os.cpu_count(), "preload_s": round(preload_s, 2),

