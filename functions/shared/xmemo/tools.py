@@ -30,7 +30,7 @@ from .models import (
 )
 from .ids import new_reference
 from .packing import PackedItem, pack
-from . import relevance
+from . import relevance, render
 from .policy import apply_policy_fields
 from .results import (
     Budget,
@@ -187,7 +187,7 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
     m = r.memory
     return PackItem(
         reference=m.reference, type=m.type, location=m.location, boundary=m.boundary, score=round(r.score, 6),
-        tokens=p.tokens, shortened=p.shortened, content=p.text, created_at=m.created_at,
+        tokens=p.tokens, shortened=p.shortened, content=p.text, created_at=m.created_at, source=m.source,
     )
 
 
@@ -197,7 +197,7 @@ def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> Co
     kept, near_duplicates = diverse(ranked, s.diversity_threshold)
     plan.diversity = {"method": "word-jaccard", "threshold": s.diversity_threshold, "skipped": near_duplicates}
     packed = pack(
-        [r.memory.content for r in kept],
+        [render.as_data(r.memory.content) for r in kept],
         max_items=inp.max_items,
         max_tokens=inp.max_tokens,
         encoding=s.encoding,
