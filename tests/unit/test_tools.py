@@ -342,7 +342,9 @@ def test_context_structured_pack(services):
     assert set(s["budget"]) == {"max_items", "max_tokens", "used_items", "used_tokens", "dropped", "shortened", "encoding"}
     assert s["budget"]["encoding"] == "o200k_base"
     for item in s["items"]:
-        assert set(item) == {"reference", "type", "location", "boundary", "score", "tokens", "shortened", "content", "created_at"}
+        # SPEC §5's item fields, plus its provenance (issue 16): who stored it, so an agent can weigh it
+        assert set(item) == {"reference", "type", "location", "boundary", "score", "tokens", "shortened", "content", "created_at", "source"}
+        assert set(item["source"]) == {"client_id", "agent", "session"}
     plan = s["retrieval_plan"]
     assert plan["lexical"]["candidates"] == 3 and plan["fusion"]["method"] == services.settings.fusion
 

@@ -155,10 +155,19 @@ class Settings(BaseSettings):
         description="BM25 weight of a memory's neighbouring context (the memories written just before and after it in the same location); 0 ignores it.",
     )
     semantic_floor: float = Field(
-        0.80,
+        0.07,
         ge=-1,
-        le=1,
-        description="Cosine below which a hit found only by the semantic leg counts as unrelated.",
+        le=2,
+        description="Lift (cosine above the query's mean cosine to a fixed background of ordinary sentences, see "
+        "`xmemo.relevance`) a hit needs to count on semantic evidence; a hit only the semantic leg found and below "
+        "it is unrelated.",
+    )
+    relevance_floor: float = Field(
+        0.09,
+        ge=-1,
+        le=2,
+        description="Lift the best semantic hit needs before memories that merely share some query words count "
+        "(unless one memory holds every query term); below it only semantic evidence counts. -1 trusts words always.",
     )
     diversity_threshold: float = Field(
         0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."

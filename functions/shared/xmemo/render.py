@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from .models import Memory
@@ -18,10 +19,36 @@ from .results import (
 )
 
 NO_MATCH = "No matching XMemo memory was found."
+INDENT = "   "
+
+# What ends a line for some reader: str.splitlines() splits on all of these, and so do
+# many clients and terminals. Stored text must never end a line of the format with one.
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+# Other C0/C1 control characters (tab kept): shown as U+FFFD, never passed through.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
+
+
+def data_lines(text: str) -> list[str]:
+    """A memory's text as lines that are safe to print: every kind of line break splits
+    it, every other control character is replaced."""
+    return [_CONTROL.sub("\ufffd", line) for line in _LINE_BREAK.split(text)]
+
+
+def as_data(text: str) -> str:
+    """Stored text as it may appear in a text profile: its first line where the caller
+    puts it, every further line indented (SPEC §5: a memory never speaks in the
+    service's voice, so no memory can start a line of the format)."""
+    first, *rest = data_lines(text)
+    return "\n".join([first, *(INDENT + line for line in rest)])
+
+
+def _inline(text: str) -> str:
+    """A stored value inside one line of the format (a location): no break, no control."""
+    return " ".join(data_lines(text))
 
 
 def _ref_line(reference: str, type_: str, location: str) -> str:
-    return f"Reference: {reference} | Type: {type_} | Location: {location}"
+    return f"Reference: {reference} | Type: {type_} | Location: {_inline(location)}"
 
 
 def _record_line(m: Memory) -> str:
@@ -44,7 +71,7 @@ def hits_text(result: SearchResult) -> str:
     lines = [f"### XMemo {title}", f"Results: {len(result.results)}"]
     for n, hit in enumerate(result.results, 1):
         lines.append(f"{n}. {_record_line(hit)}")
-        lines.extend("   " + line for line in hit.content.split("\n"))
+        lines.extend(INDENT + line for line in data_lines(hit.content))
     return "\n".join(lines)
 
 
@@ -65,7 +92,7 @@ def context_text(result: ContextResult) -> str:
 
 
 def memory_text(result: MemoryResult) -> str:
-    return f"{_record_line(result.memory)}\n{result.memory.content}"
+    return "\n".join([_record_line(result.memory), *(INDENT + line for line in data_lines(result.memory.content))])
 
 
 def list_text(result: ListResult) -> str:

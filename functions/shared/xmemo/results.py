@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import Memory, MemoryType
+from .models import Memory, MemoryType, Source
 
 PACK_VERSION = "1"
 
@@ -68,8 +68,9 @@ class PackItem(_Result):
     score: float
     tokens: int
     shortened: bool
-    content: str = Field(description="The text as packed (possibly shortened).")
+    content: str = Field(description="The text as packed (possibly shortened; further lines indented as in `context_text`).")
     created_at: datetime
+    source: Source = Field(description="Who stored it (client, agent, session), so an agent can weigh it.")
 
 
 class ContextResult(_Result):

@@ -31,6 +31,7 @@ class Plan:
     fusion: dict[str, Any] = field(default_factory=dict)
     filters: dict[str, Any] = field(default_factory=dict)
     diversity: dict[str, Any] = field(default_factory=dict)
+    relevance: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -39,21 +40,27 @@ class Plan:
             "fusion": self.fusion,
             "filters": self.filters,
             "diversity": self.diversity,
+            "relevance": self.relevance,
         }
 
 
-def fuse(cands: Candidates, settings: Settings) -> list[Ranked]:
-    """Both legs fused into one ranking (`settings.fusion`). A hit only the semantic leg
-    found must clear `semantic_floor` (cosine), so unrelated memories are not returned."""
+def fuse(cands: Candidates, settings: Settings, baseline: float = 0.0, lexical_trusted: bool = True) -> list[Ranked]:
+    """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
+    evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
+    to unrelated text, `xmemo.relevance`); a hit the lexical leg found counts on its own
+    only when `lexical_trusted`. So unrelated memories are not returned, and a query
+    about nothing stored gets nothing."""
+    lift = {h.memory.reference: h.score - baseline for h in cands.semantic}
+    lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -2.0) >= settings.semantic_floor]
     by_ref: dict[str, Ranked] = {}
-    for rank, hit in enumerate(cands.lexical, 1):
+    for rank, hit in enumerate(lexical, 1):
         r = by_ref.setdefault(hit.memory.reference, Ranked(hit.memory, 0.0))
         r.lexical_rank = rank
     semantic = []
     for rank, hit in enumerate(cands.semantic, 1):
         r = by_ref.get(hit.memory.reference)
         if r is None:
-            if hit.score < settings.semantic_floor:
+            if hit.score - baseline < settings.semantic_floor:
                 continue
             r = by_ref[hit.memory.reference] = Ranked(hit.memory, 0.0)
         r.semantic_rank = rank
@@ -67,7 +74,7 @@ def fuse(cands: Candidates, settings: Settings) -> list[Ranked]:
             if r.semantic_rank is not None:
                 r.score += settings.semantic_weight / (k + r.semantic_rank)
     else:
-        _add_scaled(by_ref, cands.lexical, settings.lexical_weight)
+        _add_scaled(by_ref, lexical, settings.lexical_weight)
         _add_scaled(by_ref, cands.semantic, settings.semantic_weight)
     return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
 

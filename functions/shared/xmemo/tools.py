@@ -30,6 +30,7 @@ from .models import (
 )
 from .ids import new_reference
 from .packing import PackedItem, pack
+from . import relevance, render
 from .policy import apply_policy_fields
 from .results import (
     Budget,
@@ -132,7 +133,8 @@ def _read_filter(svc: Services, principal: Principal, inp: Any):
 
 
 def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ranked], Plan]:
-    """The tolerant retrieval `recall` and `recall_context` share: both legs, fused."""
+    """The tolerant retrieval `recall` and `recall_context` share: both legs, fused, and
+    nothing when nothing is relevant enough (`xmemo.relevance`)."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.settings
@@ -140,16 +142,25 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     cands = svc.store.search(
         inp.query, vector, rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates, strict=False
     )
-    ranked = fuse(cands, s)
+    base = relevance.baseline(svc.embedder, vector) if vector is not None else 0.0
+    top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
+    every_term = False
+    if top_lift is not None and top_lift < s.relevance_floor:  # only weak queries pay for this look
+        every_term = bool(svc.store.search(inp.query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
+    trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
+    ranked = fuse(cands, s, base, lexical_trusted=trusted)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
             "embedder": svc.embedder.name if svc.embedder is not None else "none",
             "candidates": len(cands.semantic),
             "floor": s.semantic_floor,
+            "baseline": round(base, 4),
+            "top_lift": None if top_lift is None else round(top_lift, 4),
         },
         fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
         filters=_filters_of(inp),
+        relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
     )
     return ranked, plan
 
@@ -176,7 +187,7 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
     m = r.memory
     return PackItem(
         reference=m.reference, type=m.type, location=m.location, boundary=m.boundary, score=round(r.score, 6),
-        tokens=p.tokens, shortened=p.shortened, content=p.text, created_at=m.created_at,
+        tokens=p.tokens, shortened=p.shortened, content=p.text, created_at=m.created_at, source=m.source,
     )
 
 
@@ -186,7 +197,7 @@ def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> Co
     kept, near_duplicates = diverse(ranked, s.diversity_threshold)
     plan.diversity = {"method": "word-jaccard", "threshold": s.diversity_threshold, "skipped": near_duplicates}
     packed = pack(
-        [r.memory.content for r in kept],
+        [render.as_data(r.memory.content) for r in kept],
         max_items=inp.max_items,
         max_tokens=inp.max_tokens,
         encoding=s.encoding,

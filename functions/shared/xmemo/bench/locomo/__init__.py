@@ -17,7 +17,7 @@ from .evaluate import evaluate
 
 RETRIEVAL_SETTINGS = (
     "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
-    "semantic_floor", "diversity_threshold", "min_useful_tokens",
+    "semantic_floor", "relevance_floor", "diversity_threshold", "min_useful_tokens",
 )
 
 
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     report = {
         "questions": outcome.questions,
         "systems": systems_dict(outcome),
+        "abstention": outcome.abstention.summary(),
         "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
         "run": {
             "data": str(args.data),
@@ -60,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     }
     if args.multilingual and args.multilingual.exists():
         corpus = multilingual.load(args.multilingual)
-        multi = evaluate([corpus], settings, embedder, progress=progress, label="multilingual", cache_dir=args.cache)
+        multi = evaluate(
+            [corpus], settings, embedder, progress=progress, label="multilingual", cache_dir=args.cache, abstention=False
+        )
         report["multilingual"] = {
             "questions": multi.questions,
             "memories": multi.turns,

@@ -3,6 +3,7 @@ the baselines, then ask every question of all three systems and score the answer
 
 from __future__ import annotations
 
+import random
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Sequence
 
 from ...config import Settings
 from ...embedding import Embedder
+from .abstention import FOREIGN_PER_CONVERSATION, NONSENSE_PER_CONVERSATION, Abstention, foreign_questions, nonsense_queries
 from .baselines import BM25Baseline, DenseBaseline, pack_ranked
 from .data import Conversation
 from .metrics import BUDGETS, KS, SystemScores
@@ -27,6 +29,7 @@ class Outcome:
     recall_ms: list[float] = field(default_factory=list)
     context_ms: list[float] = field(default_factory=list)
     remember_ms: list[float] = field(default_factory=list)
+    abstention: Abstention = field(default_factory=Abstention)
     turns: int = 0
     questions: int = 0
     seconds: float = 0.0
@@ -41,12 +44,14 @@ def evaluate(
     progress: bool = True,
     label: str = "locomo",
     cache_dir: Path | None = None,
+    abstention: bool = True,
 ) -> Outcome:
     """Run XMemo and the baselines over `conversations` (each in a fresh store).
 
     Latency: every `recall` pays for its query embedding, and so does the first
     `recall_context` of each question (at the default budget, timed); the other budgets
-    reuse that vector and are not timed."""
+    reuse that vector and are not timed. With `abstention`, each store is also asked
+    foreign questions and nonsense (untimed), to count how often nothing comes back."""
     from tqdm import tqdm
 
     started = time.perf_counter()
@@ -86,6 +91,17 @@ def evaluate(
                             order = dense.rank(cache.embed_query(q.text), MAX_ITEMS)
                             _score_baseline(out.systems["dense"], q, order, conv, budgets, pack_args)
                         bar.update(1)
+                    if abstention:
+                        bar.set_postfix_str(f"{conv.name}: foreign and nonsense questions")
+                        rng = random.Random(f"{label}-{number}")
+                        for kind, queries in (
+                            ("foreign", foreign_questions(conversations, number, rng, FOREIGN_PER_CONVERSATION)),
+                            ("nonsense", nonsense_queries(rng, NONSENSE_PER_CONVERSATION)),
+                        ):
+                            for text in queries:
+                                out.abstention.add(kind, system.recall(text, RECALL_LIMIT, timed=False))
+                                if cache is not None:
+                                    cache.forget_query(text)
                 finally:
                     system.close()
             out.recall_ms += system.recall_ms

@@ -53,6 +53,13 @@ def markdown(report: dict[str, Any]) -> str:
                 [[tool, s["n"], s["p50_ms"], s["p95_ms"], s["p99_ms"]] for tool, s in lat.items()],
             )
         )
+    abst = report.get("abstention")
+    if abst:
+        parts.append(
+            "\nAbstention (XMemo `recall` answering nothing; foreign = another conversation's questions asked of this "
+            "store, nonsense = random letters):\n\n"
+            + markdown_table(["asked", "questions", "empty share"], [[k, v["questions"], f"{v['empty_share']:.3f}"] for k, v in abst.items()])
+        )
     multi = report.get("multilingual")
     if multi:
         rows = []

@@ -115,10 +115,11 @@ class XMemoSystem:
         self.ids.setdefault(result.memory.reference, []).append(turn.dia_id)
         self.clock.now = max(self.clock.now, turn.at) + timedelta(days=1)  # reads happen after the last turn
 
-    def recall(self, question: str, limit: int) -> list[list[str]]:
+    def recall(self, question: str, limit: int, timed: bool = True) -> list[list[str]]:
         t0 = time.perf_counter()
         result = tools.recall(self.svc, self.principal, RecallInput(query=question, limit=limit))
-        self.recall_ms.append((time.perf_counter() - t0) * 1000)
+        if timed:
+            self.recall_ms.append((time.perf_counter() - t0) * 1000)
         return [self.ids.get(h.reference, []) for h in result.results]
 
     def context(self, question: str, max_items: int, max_tokens: int, timed: bool = True) -> tuple[list[list[str]], int]:

@@ -1,0 +1,54 @@
+"""How far a semantic hit stands above chance, for this query.
+
+Embedding models give every text a high cosine to every query (multilingual-e5: about
+0.8 for anything, nonsense included), so no absolute cosine tells a match from noise. Each
+query is therefore also compared with a fixed background of ordinary sentences
+(`background.txt`, several languages, about nothing in particular), and a hit counts by
+its *lift*: its cosine minus the query's mean cosine to that background (cohort
+normalisation, the T-norm of speaker verification). Nonsense and questions about things
+never stored have little lift over anything; a real match stands out.
+
+Two thresholds use it (`RetrievalSettings`): `semantic_floor`, the lift a hit needs to
+count on semantic evidence, and `relevance_floor`, the lift the best hit needs before a
+memory that merely shares some query words counts (unless one memory holds every query
+term). So "a topic that was never saved" does not return whatever mentions a topic."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+
+import numpy as np
+
+from .embedding import Embedder
+
+
+@lru_cache(maxsize=1)
+def background_texts() -> tuple[str, ...]:
+    lines = files(__package__).joinpath("background.txt").read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip())
+
+
+_MATRICES: dict[tuple[str, int], np.ndarray] = {}
+
+
+def _background(embedder: Embedder) -> np.ndarray:
+    """The background's unit vectors for this model, embedded once per process."""
+    key = (embedder.name, embedder.dimension)
+    if key not in _MATRICES:
+        vectors = np.asarray(embedder.embed_passages(list(background_texts())), dtype=np.float32)
+        _MATRICES[key] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return _MATRICES[key]
+
+
+def baseline(embedder: Embedder, query_vector: np.ndarray) -> float:
+    """The query's mean cosine to the background: what an unrelated text scores."""
+    q = np.asarray(query_vector, dtype=np.float32)
+    return float((_background(embedder) @ (q / np.linalg.norm(q))).mean())
+
+
+def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: float) -> bool:
+    """Whether sharing query words is evidence enough for this query: yes when the
+    semantic leg sees something relevant (best lift at or above `floor`), when one memory
+    holds every query term, or when there is no semantic leg to ask (`top_lift` None)."""
+    return top_lift is None or top_lift >= floor or every_term_matched

@@ -1,0 +1,110 @@
+"""An empty result is a valid answer, and the service gives it (SPEC §5): nonsense and a
+question about something never stored find nothing, while paraphrases, typos and exact
+words still find what was stored. With the local model, as deployed by default."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from tests.conftest import make_principal
+from xmemo import relevance, render, tools
+from xmemo.models import ContextInput, RecallInput, RememberInput
+from xmemo.render import NO_MATCH
+
+pytestmark = pytest.mark.embedder
+ALICE = make_principal("alice")
+
+# Fourteen memories, as in the seeds' example of an empty result.
+STORE = [
+    "We decided to use Cognito for MCP authentication.",
+    "The staging database is PostgreSQL 16.",
+    "Deploys happen on Tuesdays after the change review.",
+    "The office cat is named Biscuit.",
+    "Backups are encrypted and kept for ninety days in eu-west-1.",
+    "Marie prefers meeting notes by email, not chat.",
+    "La décision d'authentification est prise.",
+    "작업을 계속하는 방법을 기록한다",
+    "Invoices are generated on the first business day of the month.",
+    "The API rate limit is 100 requests per minute per client.",
+    "Use ruff for linting; black is no longer used.",
+    "The on-call rotation changes every Monday at 9:00.",
+    "Dark mode ships in the 2.3 release.",
+    "The annual offsite is in Lisbon this year.",
+]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory, e5):
+    from xmemo.config import Settings
+    from xmemo.services import Services
+    from xmemo.store.sqlite import SQLiteStore
+
+    folder = tmp_path_factory.mktemp("abstain")
+    svc = Services(Settings(data_dir=folder), SQLiteStore(folder / "xmemo.sqlite3"), e5)
+    refs = [tools.remember(svc, ALICE, RememberInput(content=c)).memory.reference for c in STORE]
+    return svc, refs
+
+
+def nonsense(rng: random.Random) -> str:
+    words = rng.randint(1, 3)
+    return " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 9))) for _ in range(words))
+
+
+def test_the_seeds_example_finds_nothing(seeded):
+    svc, _ = seeded
+    result = tools.recall(svc, ALICE, RecallInput(query="a topic that was never saved", limit=3))
+    assert result.results == []
+    assert render.text(result) == NO_MATCH
+    assert render.text(tools.recall_context(svc, ALICE, ContextInput(query="a topic that was never saved"))) == NO_MATCH
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nonsense_finds_nothing_every_time(seeded, seed):
+    svc, _ = seeded
+    rng = random.Random(seed)
+    for query in ["zqxjvw kpfhrt"] + [nonsense(rng) for _ in range(12)]:
+        assert tools.recall(svc, ALICE, RecallInput(query=query)).results == [], query
+        assert render.text(tools.recall_context(svc, ALICE, ContextInput(query=query))) == NO_MATCH, query
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("what is our feline pet called", 3),  # paraphrase, no shared word
+        ("Biscuit", 3),  # one exact word
+        ("Cognito", 0),
+        ("postgress databse for stagin", 1),  # typos
+        ("how long do we keep backups", 4),
+        ("when are invoices created", 8),
+        ("which linter do we use", 10),
+    ],
+)
+def test_what_was_stored_is_still_found(seeded, query, expected):
+    svc, refs = seeded
+    hits = [h.reference for h in tools.recall(svc, ALICE, RecallInput(query=query, limit=3)).results]
+    assert refs[expected] in hits, query
+
+
+def test_the_plan_says_why(seeded):
+    svc, _ = seeded
+    plan = tools.recall(svc, ALICE, RecallInput(query="a topic that was never saved")).retrieval_plan
+    assert plan["relevance"]["lexical_trusted"] is False
+    assert plan["semantic"]["top_lift"] < plan["relevance"]["floor"]
+    plan = tools.recall(svc, ALICE, RecallInput(query="Cognito")).retrieval_plan  # weak lift, exact word
+    assert plan["relevance"]["every_term_matched"] is True and plan["relevance"]["lexical_trusted"] is True
+
+
+def test_trust_in_shared_words():
+    assert relevance.lexical_trusted(None, False, 0.09)  # no semantic leg: words decide, as before
+    assert relevance.lexical_trusted(0.10, False, 0.09)
+    assert relevance.lexical_trusted(0.01, True, 0.09)
+    assert not relevance.lexical_trusted(0.05, False, 0.09)
+
+
+def test_the_background_is_ordinary_text_in_several_languages():
+    texts = relevance.background_texts()
+    assert len(texts) >= 40 and len(set(texts)) == len(texts)
+    assert any("é" in t for t in texts) and any("\uac00" <= ch <= "\ud7a3" for t in texts for ch in t)
