@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import text
-from .config import Settings
+from .config import RetrievalSettings
 from .models import Memory
 from .store.base import Candidates
 
@@ -42,7 +42,7 @@ class Plan:
         }
 
 
-def fuse(cands: Candidates, settings: Settings) -> list[Ranked]:
+def fuse(cands: Candidates, settings: RetrievalSettings) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit only the semantic leg
     found must clear `semantic_floor` (cosine), so unrelated memories are not returned."""
     by_ref: dict[str, Ranked] = {}
