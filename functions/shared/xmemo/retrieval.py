@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import text
-from .config import Settings
+from .config import RetrievalSettings
 from .models import Memory
 from .store.base import Candidates
 
@@ -44,7 +44,7 @@ class Plan:
         }
 
 
-def fuse(cands: Candidates, settings: Settings, baseline: float = 0.0, lexical_trusted: bool = True) -> list[Ranked]:
+def fuse(cands: Candidates, settings: RetrievalSettings, baseline: float = 0.0, lexical_trusted: bool = True) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
     evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
     to unrelated text, `xmemo.relevance`); a hit the lexical leg found counts on its own

@@ -1,5 +1,6 @@
 """What the tools need, built once per process from `Settings` and passed in, so tests and
-benchmarks hand in their own store, embedder or clock instead of patching."""
+benchmarks hand in their own store, embedder or clock instead of patching. This is where
+the settings groups are composed: each part of the code gets its own group from here."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Callable
 
-from .config import Settings
+from .config import BedrockSettings, CaptureSettings, EdgeSettings, PackingSettings, RetrievalSettings, Settings
 from .embedding import Embedder, make_embedder
 from .store.base import MemoryStore
 
@@ -23,6 +24,17 @@ class Services:
     store: MemoryStore
     embedder: Embedder | None
     clock: Callable[[], datetime] = field(default=utc_now)
+    # the groups the tools and the edge read, taken from `settings` once
+    edge: EdgeSettings = field(init=False)
+    capture: CaptureSettings = field(init=False)
+    retrieval: RetrievalSettings = field(init=False)
+    packing: PackingSettings = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.edge = self.settings.part(EdgeSettings)
+        self.capture = self.settings.part(CaptureSettings)
+        self.retrieval = self.settings.part(RetrievalSettings)
+        self.packing = self.settings.part(PackingSettings)
 
 
 def make_store(settings: Settings) -> MemoryStore:
@@ -43,7 +55,8 @@ def make_store(settings: Settings) -> MemoryStore:
 
 def build_services(settings: Settings | None = None) -> Services:
     settings = settings or Settings()
-    return Services(settings, make_store(settings), make_embedder(settings.embedder, settings.embedder_threads, settings=settings))
+    embedder = make_embedder(settings.embedder, settings.embedder_threads, bedrock=settings.part(BedrockSettings))
+    return Services(settings, make_store(settings), embedder)
 
 
 @lru_cache(maxsize=1)
