@@ -58,7 +58,7 @@ def content_hash(content: str) -> str:
 def remember(svc: Services, principal: Principal, inp: RememberInput) -> RememberResult:
     principal.require(WRITE)
     check_team(principal, inp.team)
-    captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.settings.capture_policy)
+    captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.capture.capture_policy)
     for field, value, bound in (("content", captured.content, CONTENT_MAX), ("title", title, TITLE_MAX), ("location", location, LOCATION_MAX)):
         if value is not None and len(value) > bound:  # a redaction marker can be longer than its secret
             raise OutOfBounds(f"{field} exceeds {bound:,} characters once secrets are redacted", {"kinds": list(captured.redacted)})
@@ -137,7 +137,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     nothing when nothing is relevant enough (`xmemo.relevance`)."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
-    s = svc.settings
+    s = svc.retrieval
     vector = svc.embedder.embed_query(inp.query) if svc.embedder is not None else None
     cands = svc.store.search(
         inp.query, vector, rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates, strict=False
@@ -193,9 +193,9 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
 
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
     ranked, plan = _candidates(svc, principal, inp)
-    s = svc.settings
-    kept, near_duplicates = diverse(ranked, s.diversity_threshold)
-    plan.diversity = {"method": "word-jaccard", "threshold": s.diversity_threshold, "skipped": near_duplicates}
+    kept, near_duplicates = diverse(ranked, svc.retrieval.diversity_threshold)
+    plan.diversity = {"method": "word-jaccard", "threshold": svc.retrieval.diversity_threshold, "skipped": near_duplicates}
+    s = svc.packing
     packed = pack(
         [render.as_data(r.memory.content) for r in kept],
         max_items=inp.max_items,

@@ -71,7 +71,7 @@ def import_memories(
         ready: list[Memory] = []
         for m in pending:
             try:
-                captured, title, location = apply_policy_fields(m.content, m.title, m.location, svc.settings.capture_policy)
+                captured, title, location = apply_policy_fields(m.content, m.title, m.location, svc.capture.capture_policy)
             except CapturePolicyRefused as exc:
                 report.errors.append(f"{m.reference}: {exc.message}")
                 continue

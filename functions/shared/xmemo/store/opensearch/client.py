@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
 
-from ...config import Settings
+from ...config import OpenSearchSettings
 from ...errors import StoreUnavailable
 
 log = logging.getLogger("xmemo.store.opensearch")
@@ -20,7 +20,7 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
 
 
-def make_client(settings: Settings, credentials: Any = None) -> Any:
+def make_client(settings: OpenSearchSettings, credentials: Any = None) -> Any:
     """An `OpenSearch` client for the configured endpoint and auth. Its own transport
     retries are off (`max_retries=0`): `Caller` owns retries so they respect the deadline.
     urllib3 keeps connections alive, so warm Lambda invocations reuse them."""
@@ -50,7 +50,7 @@ def make_client(settings: Settings, credentials: Any = None) -> Any:
     )
 
 
-def sigv4_auth(settings: Settings, credentials: Any = None) -> Any:
+def sigv4_auth(settings: OpenSearchSettings, credentials: Any = None) -> Any:
     """SigV4 signing (the urllib3 flavour of `AWSV4SignerAuth`) with the Lambda role's
     refreshable credentials; service `es` (managed domain) or `aoss` (Serverless)."""
     from opensearchpy import Urllib3AWSV4SignerAuth
@@ -84,7 +84,7 @@ class Caller:
     sleep: Callable[[float], None] = time.sleep
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "Caller":
+    def from_settings(cls, settings: OpenSearchSettings) -> "Caller":
         return cls(settings.opensearch_timeout_s, settings.opensearch_retries, settings.opensearch_deadline_s)
 
     def deadline(self) -> float:

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from ...auth import ReadFilter
-from ...config import Settings
+from ...config import OpenSearchSettings, Settings
 from ...errors import StoreUnavailable
 from ...models import Memory
 from .. import records
@@ -25,7 +25,7 @@ from .manage import IndexPlan, alias_targets, init
 class OpenSearchStore:
     """Thread-safe; one client (and its connection pool) per store, created on first use."""
 
-    def __init__(self, settings: Settings, *, dimension: int | None = None, client: Any = None, caller: Caller | None = None):
+    def __init__(self, settings: OpenSearchSettings, *, dimension: int | None = None, client: Any = None, caller: Caller | None = None):
         self.settings = settings
         self.alias = settings.opensearch_alias
         self.dimension = dimension
@@ -44,7 +44,7 @@ class OpenSearchStore:
         """No I/O here: the client is created and the index checked on first use."""
         from ...embedding import embedder_dimension
 
-        return cls(settings, dimension=embedder_dimension(settings))
+        return cls(settings.part(OpenSearchSettings), dimension=embedder_dimension(settings.embedder, settings))
 
     # -- plumbing ------------------------------------------------------------------------
     @property
