@@ -158,7 +158,8 @@ def test_sdk2_speaks_2026_07_28_on_both_surfaces(gateway):
     assert all(t["has_output_schema"] for t in full["tools"]) and len(full["tools"]) == 7
     stored, got, listed, forgot, gone = full["calls"]
     assert stored["structured"]["memory"]["content"] == "Rotate the signing key monthly."
-    assert got["text"].endswith("\nRotate the signing key monthly.") and got["structured"]["memory"]["type"] == "procedure"
+    # stored text is indented under its record line, as data (SPEC §5)
+    assert got["text"].endswith("\n   Rotate the signing key monthly.") and got["structured"]["memory"]["type"] == "procedure"
     assert listed["structured"]["memories"][0]["reference"] == stored["structured"]["memory"]["reference"]
     assert forgot["text"] == "Deleted: 1" and forgot["structured"] == {"deleted": 1}
     assert gone["is_error"] and gone["text"].startswith("Error 404 not_found")
