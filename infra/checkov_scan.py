@@ -1,5 +1,6 @@
 """Checkov (CloudFormation framework), as operators scan, over template.yaml AND over the
-CloudFormation the SAM transform makes of it (offline, `template_rules.translate`): the
+CloudFormation the SAM transform makes of it (offline, `template_rules.translate`, which
+calls this through `template_rules.checkov_violations`; issue 14, point 8): the
 source shows SAM resources as written, the translation the roles, stage and functions SAM
 generates. Every check checkov fails must be in SKIPS with the reason it does not apply;
 a skip no check needs any more is reported too, so the list stays short and true.
@@ -12,12 +13,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
-
-from infra import template_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKOV = Path(os.environ.get("XMEMO_CHECKOV", ROOT / ".venv-checkov" / "bin" / "checkov"))
@@ -64,9 +62,8 @@ def scan(paths: list[Path]) -> list[dict[str, str]]:
             for r in reports for f in r["results"]["failed_checks"]]
 
 
-def scan_template(template: Mapping[str, Any], parameters: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+def scan_template(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[dict[str, str]]:
     """`scan` over the SAM source and its translation, both written as JSON files."""
-    cfn = template_rules.translate(template, parameters)
     with tempfile.TemporaryDirectory(prefix="xmemo-checkov-") as tmp:
         paths = [Path(tmp) / "source.json", Path(tmp) / "translated.json"]
         paths[0].write_text(json.dumps(template))
@@ -81,16 +78,3 @@ def violations(failed: list[dict[str, str]]) -> list[str]:
     out += [f"{check}: skipped but no longer failing; drop the skip" for check in SKIPS if check not in needed]
     return out
 
-
-def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
-    path = Path(args[0] if args else ROOT / "template.yaml")
-    problems = violations(scan_template(template_rules.load(path)))
-    for problem in problems:
-        print(problem)
-    print(f"{path}: {len(problems)} checkov finding(s) beyond the {len(SKIPS)} explained skips")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -729,8 +729,17 @@ def small_item_violations(template: Mapping[str, Any]) -> list[str]:
     return out
 
 
+# 8. scanned like operators scan ------------------------------------------------------------
+def checkov_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
+    """Checkov over the source and the translation: every failed check not in the explained
+    skip list of infra/checkov_scan.py, and every skip no check needs any more."""
+    from infra import checkov_scan  # needs .venv-checkov; imported only when asked for
+
+    return checkov_scan.violations(checkov_scan.scan_template(template, cfn))
+
+
 def deployment_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
-    """Points 1-7 of issue 14 (point 8, checkov, is infra/checkov_scan.py)."""
+    """Points 1-7 of issue 14 (point 8, `checkov_violations`, runs a separate tool)."""
     return (alarm_violations(template) + store_violations(template) + throttle_violations(template)
             + store_access_violations(template) + login_violations(template)
             + lifecycle_violations(template, cfn) + small_item_violations(template))
@@ -750,9 +759,15 @@ def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | 
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
+    """`python -m infra.template_rules [template.yaml] [--checkov]`."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    with_checkov = "--checkov" in args
+    args = [a for a in args if a != "--checkov"]
     path = Path(args[0] if args else "template.yaml")
-    problems = all_violations(load(path))
+    template = load(path)
+    problems = all_violations(template)
+    if with_checkov:
+        problems += checkov_violations(template, translate(template))
     for problem in problems:
         print(problem)
     print(f"{path}: {len(problems)} violation(s)")

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from infra import checkov_scan
+from infra import template_rules as rules
 
 
 @pytest.fixture(scope="module")
-def failed(source):
-    return checkov_scan.scan_template(source)
+def failed(source, cfn):
+    return checkov_scan.scan_template(source, cfn)
 
 
 def test_template_and_translation_pass_with_only_explained_skips(failed):
@@ -36,6 +37,6 @@ def test_a_broken_template_fails_checkov(template):
     props = template["Resources"]["SnapshotBucket"]["Properties"]
     del props["PublicAccessBlockConfiguration"]
     del props["BucketEncryption"]
-    found = checkov_scan.violations(checkov_scan.scan_template(template))
+    found = rules.checkov_violations(template, rules.translate(template))
     assert found and all("AWS::S3::Bucket.SnapshotBucket" in v for v in found), found
     assert {v.split()[0] for v in found} >= {"CKV_AWS_53", "CKV_AWS_54"}  # public access block
