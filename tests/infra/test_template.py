@@ -75,6 +75,19 @@ def test_gateway_errors_answer_in_the_spec_body_shape(source):
     assert responses["THROTTLED"]["ResponseParameters"]["Headers"]["Retry-After"] == "'1'"
 
 
+def test_waf_rate_limits_answer_429_in_the_spec_body_shape(source):
+    acl = source["Resources"]["WebAcl"]["Properties"]
+    rate_rules = [r for r in acl["Rules"] if "RateBasedStatement" in r["Statement"]]
+    assert len(rate_rules) == 2
+    for rule in rate_rules:
+        response = rule["Action"]["Block"]["CustomResponse"]
+        assert response["ResponseCode"] == 429 and {"Name": "Retry-After", "Value": "60"} in response["ResponseHeaders"]
+        body = acl["CustomResponseBodies"][response["CustomResponseBodyKey"]]
+        assert body["ContentType"] == "APPLICATION_JSON"
+        error = json.loads(body["Content"])["error"]
+        assert error["code"] == "throttled" and set(error) <= {"code", "message", "details"}
+
+
 def test_the_401_challenge_names_the_resource_metadata_when_the_public_url_is_known(source):
     header = source["Resources"]["XMemoApi"]["Properties"]["GatewayResponses"]["UNAUTHORIZED"]["ResponseParameters"]["Headers"]["WWW-Authenticate"]
     cond, with_url, without = header["Fn::If"]
