@@ -9,6 +9,11 @@ STAMP := $(VENV)/.installed-stamp
 MCP2_VENV := .venv-mcp2
 MCP2_VERSION := 2.3.0
 MCP2_STAMP := $(MCP2_VENV)/.installed-$(MCP2_VERSION)
+# checkov pins boto3 and packaging versions that conflict with aws-sam-cli's pins, so it cannot
+# share .venv either; tests/infra/test_checkov.py runs it from this venv (infra/checkov_scan.py).
+CHECKOV_VENV := .venv-checkov
+CHECKOV_VERSION := 3.3.30
+CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
 .PHONY: install test unit run requirements sam check-template build deploy clean
 
@@ -23,10 +28,15 @@ $(MCP2_STAMP):
 	$(MCP2_VENV)/bin/python -m pip install -q --disable-pip-version-check 'mcp==$(MCP2_VERSION)'
 	@touch $@
 
-install: $(STAMP) $(MCP2_STAMP)
+$(CHECKOV_STAMP):
+	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install -q --disable-pip-version-check 'checkov==$(CHECKOV_VERSION)'
+	@touch $@
+
+install: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP)
 
 ## make test: create .venv, install everything, run every test (non-zero on any failure)
-test: $(STAMP) $(MCP2_STAMP)
+test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP)
 	$(PY) -m pytest -q
 
 ## make unit: only the fast unit tests
@@ -47,9 +57,10 @@ sam: $(STAMP)
 	$(PY) -m pytest -q tests/integration/test_sam_template.py
 
 ## make check-template: the infrastructure rules (authorizer + scopes on every route, the layer
-## on every function, no wide IAM, described parameters) over template.yaml; tests/infra runs them too
-check-template: $(STAMP)
-	$(PY) -m infra.template_rules template.yaml
+## on every function, no wide IAM, described parameters, the deployment rules of issue 14) and
+## checkov over template.yaml; tests/infra runs them too
+check-template: $(STAMP) $(CHECKOV_STAMP)
+	$(PY) -m infra.template_rules template.yaml --checkov
 
 ## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
 ## needs AWS credentials and python3.12 on PATH. The index is created by the stack itself.
@@ -59,4 +70,4 @@ deploy: build
 	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM
 
 clean:
-	rm -rf $(VENV) $(MCP2_VENV) .pytest_cache .aws-sam
+	rm -rf $(VENV) $(MCP2_VENV) $(CHECKOV_VENV) .pytest_cache .aws-sam

