@@ -111,6 +111,16 @@ class Settings(BaseSettings):
         "refused with 403 (DNS-rebinding protection); clients that send no Origin are unaffected.",
     )
 
+    # -- memory console (GET /console) ----------------------------------------------------
+    console_auth_url: str | None = Field(
+        None,
+        description="Cognito hosted-login domain the console signs people in with (authorization code + PKCE), "
+        "e.g. `https://<prefix>.auth.<region>.amazoncognito.com`. Unset (locally): the console takes a token.",
+    )
+    console_client_id: str | None = Field(
+        None, description="App client of the console's hosted login: the stack's public interactive client."
+    )
+
     # -- local gateway (`xmemo serve`, `xmemo token`) -----------------------------------
     port: int = Field(8787, ge=0, le=65535, description="Port of the local gateway on 127.0.0.1 (0 picks a free one).")
     gateway_workers: int = Field(
