@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from xmemo import api, console
 from xmemo.config import Settings
+from xmemo.errors import NotFound
 
 app = api.resolver()
 
@@ -21,6 +22,7 @@ def _settings() -> Settings:
 
 
 def _reply(body: str, content_type: str, *, cache: bool) -> Response:
+    api.add_count("ConsoleFiles")
     return Response(200, content_type, body, console.headers(content_type, _settings().console_auth_url, cache=cache))
 
 
@@ -38,7 +40,7 @@ def asset(name: str):
         return _reply(body, "application/json", cache=False)
     found = console.asset(name)
     if found is None or name == console.INDEX:
-        return api.json_response(404, api.error_body("not_found", "no such console file"))
+        raise NotFound("no such console file")
     return _reply(found.body, found.content_type, cache=True)
 
 
