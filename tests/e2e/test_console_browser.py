@@ -97,8 +97,8 @@ def wait(driver, condition, timeout=20):
 def shot(driver, name):
     """The whole page (the window grows to its height for the picture) into bench-out/console/."""
     size = driver.get_window_size()
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(size["width"], max(size["height"], min(height, 2400)))
+    height = driver.execute_script("return document.documentElement.scrollHeight + window.outerHeight - window.innerHeight")
+    driver.set_window_size(size["width"], max(size["height"], min(height, 2600)))
     driver.save_screenshot(str(SHOTS / f"{name}.png"))
     driver.set_window_size(size["width"], size["height"])
 

@@ -38,7 +38,9 @@ async function leftOut(query, budget, packed) {
 export async function pack(query, maxTokens, maxItems) {
   const args = { query, max_tokens: maxTokens, max_items: maxItems };
   try {
-    const [result, text] = await Promise.all([rest.context(args), publicContext(args)]);
+    // The public text comes from /mcp, which refuses browser origins it was not told about
+    // (XMEMO_MCP_ALLOWED_ORIGINS, docs/console.md): then the pack is still shown, without it.
+    const [result, text] = await Promise.all([rest.context(args), publicContext(args).catch((e) => e)]);
     const b = result.budget;
     const packed = new Set(result.items.map((i) => i.reference));
     const missing = await leftOut(query, b, packed);
@@ -61,7 +63,9 @@ export async function pack(query, maxTokens, maxItems) {
         : h('p', { id: 'budget-reasons' }, 'Nothing: every matching memory is in the pack, whole.'),
       missing.length ? h('ul', { class: 'left-out' }, ...missing.map((r) => h('li', {}, refButton(r.reference), ` ${r.type} · ${r.location}`))) : null,
       h('h3', {}, 'The exact text an agent receives'),
-      h('pre', { class: 'public', id: 'budget-public', tabindex: 0 }, text));
+      text instanceof Error
+        ? h('p', { class: 'empty', id: 'budget-public-missing' }, `The MCP endpoint did not give the text: ${text.message}`)
+        : h('pre', { class: 'public', id: 'budget-public', tabindex: 0 }, text));
     say(`Pack: ${b.used_items} items, ${b.used_tokens}/${b.max_tokens} tokens, dropped ${b.dropped}, shortened ${b.shortened}.`);
   } catch (error) {
     fail(error);
