@@ -353,4 +353,5 @@ def test_a_bad_token_goes_back_to_sign_in(browser, people):
     browser.get(f"{people['url']}/console#token=not-a-token")
     visible(browser, "#view-signin")
     assert "sign in again" in browser.find_element(By.ID, "alert").text.lower()
+    assert not browser.find_element(By.ID, "tabs").is_displayed() and not browser.find_element(By.ID, "who").is_displayed()
     shot(browser, "0-sign-in")

@@ -35,6 +35,7 @@ function signedIn(token) {
 
 function signedOut(message) {
   api.signOut();
+  say('');
   $('#who').hidden = true;
   $('#tabs').hidden = true;
   show('signin');
