@@ -349,6 +349,30 @@ def test_console_walkthrough(browser, people):
     assert {"1-browse", "2-find", "3-inspect", "4-budget", "5-correct", "5-correct-confirm", "6-phone-browse", "7-phone-find"} <= names
 
 
+def test_browse_pages_with_the_apis_cursor(browser, gateway):
+    """30 memories, pages of 25: Next shows the other 5, Previous the first 25 again."""
+    carol = f"carol-{uuid.uuid4().hex[:8]}"
+    token = gateway.token(carol)
+    with httpx.Client(base_url=gateway.url, timeout=30, headers={"Authorization": f"Bearer {token}"}) as client:
+        for n in range(30):
+            assert client.post("/v1/memories", json={"content": f"Carol's note number {n}."}).status_code == 201
+        everything = {m["reference"] for m in client.get("/v1/memories", params={"limit": 100}).json()["memories"]}
+
+    def page():  # read in one script: the table may be re-rendered between two element lookups
+        return browser.execute_script("return [...document.querySelectorAll('#browse-table tbody button.ref')].map(b => b.textContent)")
+
+    browser.get(f"{gateway.url}/console#token={token}")
+    wait(browser, lambda d: len(page()) == 25)
+    first = page()
+    assert not browser.find_element(By.ID, "browse-prev").is_enabled()
+    browser.find_element(By.ID, "browse-next").click()
+    wait(browser, lambda d: len(page()) == 5)
+    assert set(first) | set(page()) == everything and not set(first) & set(page())
+    assert not browser.find_element(By.ID, "browse-next").is_enabled()
+    browser.find_element(By.ID, "browse-prev").click()
+    wait(browser, lambda d: page() == first)
+
+
 def test_a_bad_token_goes_back_to_sign_in(browser, people):
     browser.get(f"{people['url']}/console#token=not-a-token")
     visible(browser, "#view-signin")

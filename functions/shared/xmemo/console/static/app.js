@@ -29,6 +29,7 @@ function signedIn(token) {
   $('#who').hidden = false;
   $('#tabs').hidden = false;
   for (const el of document.querySelectorAll('.temporary-only')) el.hidden = !api.hasScope('memory:temporary');
+  $('#browse-form').reset(); // another person: no filters carried over
   show('browse');
   browse.refresh();
 }
