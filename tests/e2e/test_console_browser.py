@@ -10,6 +10,9 @@ shows a committed copy from one run, docs/console/)."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -17,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway import ROOT
+from tests.gateway import ROOT, XMEMO
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -371,6 +374,43 @@ def test_browse_pages_with_the_apis_cursor(browser, gateway):
     assert not browser.find_element(By.ID, "browse-next").is_enabled()
     browser.find_element(By.ID, "browse-prev").click()
     wait(browser, lambda d: page() == first)
+
+
+def test_the_link_make_run_prints_signs_in(browser, tmp_path):
+    """`xmemo serve --print-token` (what `make run` runs) prints a console link that works."""
+    env = {**os.environ, "XMEMO_DATA_DIR": str(tmp_path), "XMEMO_PORT": "0", "XMEMO_EMBEDDER": "none", "XMEMO_STORE": "sqlite"}
+    env.pop("XMEMO_ISSUER", None)
+    serve = subprocess.Popen([str(XMEMO), "serve", "--quiet", "--print-token", "erin"], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not lines or lines[-1] != "Ctrl-C stops.":
+            line = serve.stdout.readline()
+            assert line, "".join(lines)
+            lines.append(line.rstrip("\n"))
+        (link,) = [m.group(1) for line in lines if (m := re.search(r"Console \(signed in as erin\): (http://127\.0\.0\.1:\d+/console#token=\S+)", line))]
+        browser.get(link)
+        wait(browser, EC.text_to_be_present_in_element((By.ID, "who-name"), "erin"))
+        assert browser.execute_script("return location.hash") == ""
+    finally:
+        serve.terminate()
+        serve.wait(timeout=10)
+
+
+def test_temporary_memories_show_their_expiry_when_the_token_may_read_them(browser, gateway):
+    dave = f"dave-{uuid.uuid4().hex[:8]}"
+    token = gateway.token(dave, "memory:read", "memory:write", "memory:temporary")
+    with httpx.Client(base_url=gateway.url, timeout=30, headers={"Authorization": f"Bearer {token}"}) as client:
+        assert client.post("/v1/memories", json={"content": "Dave's lasting note."}).status_code == 201
+        temp = client.post("/v1/memories", json={"content": "Dave's scratch note.", "temporary": True, "ttl_seconds": 3600}).json()["memory"]
+    browser.get(f"{gateway.url}/console#token={token}")
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")) == 1)  # not unless asked
+    browser.find_element(By.CSS_SELECTOR, '#browse-form input[name="include_temporary"]').click()
+    browser.find_element(By.CSS_SELECTOR, "#browse-form button[type=submit]").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")) == 2)
+    row = browser.find_element(By.XPATH, f"//tr[td/button[@data-reference='{temp['reference']}']]")
+    expiry = temp["expires_at"][:19].replace("T", " ")
+    assert row.find_element(By.CSS_SELECTOR, 'td[data-label="Temporary"]').text == f"yes, expires {expiry}Z"
 
 
 def test_a_bad_token_goes_back_to_sign_in(browser, people):
