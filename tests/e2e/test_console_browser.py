@@ -143,6 +143,12 @@ def sign_in_from_the_printed_link_then_browse(browser, people):
     assert shown == set(people["refs"]["alice"])
     no_bob(browser, people)
     shot(browser, "1-browse")
+    # narrowing the loaded page (no API call): by location
+    browser.find_element(By.ID, "browse-narrow").send_keys("billing/infra")
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")) == 1)
+    assert browser.find_element(By.CSS_SELECTOR, "#browse-table tbody button.ref").text == people["refs"]["alice"][1]
+    browser.find_element(By.ID, "browse-narrow").clear()
+    browser.find_element(By.ID, "browse-narrow").send_keys(Keys.SPACE, Keys.BACKSPACE)  # clear() fires no input event
     # a filter goes to the API: only the decision is left
     browser.find_element(By.CSS_SELECTOR, '#browse-form select[name="type"]').send_keys("decision")
     browser.find_element(By.CSS_SELECTOR, "#browse-form button[type=submit]").click()

@@ -1,5 +1,6 @@
 // Browse: the visible memories as a table, filtered by the API (type, bucket, team, project,
-// tags, temporary), paged with the API's cursor; "narrow this page" filters the loaded page.
+// tags, temporary), paged with the API's cursor; "narrow this page" filters the loaded page
+// by location, source, boundary or created time (GET /v1/memories has no such filters).
 
 import { rest } from './api.js';
 import { $, fail, formFilters, h, refButton, say, sourceText, temporaryText, when } from './dom.js';
@@ -12,7 +13,7 @@ let rows = [];
 function render() {
   const needle = $('#browse-narrow').value.trim().toLowerCase();
   const shown = rows.filter((m) => !needle
-    || [m.location, m.boundary, sourceText(m.source)].some((v) => (v || '').toLowerCase().includes(needle)));
+    || [m.location, m.boundary, sourceText(m.source), when(m.created_at)].some((v) => (v || '').toLowerCase().includes(needle)));
   const body = $('#browse-table tbody');
   body.replaceChildren(...shown.map((m) => h('tr', {},
     h('td', { 'data-label': 'Reference' }, refButton(m.reference)),

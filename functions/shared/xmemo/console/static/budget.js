@@ -16,13 +16,13 @@ function bar(tokens, max, label) {
 
 function whyDropped(budget, plan) {
   const skipped = (plan.diversity && plan.diversity.skipped) || 0;
-  const rest_ = budget.dropped - skipped;
+  const others = budget.dropped - skipped;
   const reasons = [];
   if (skipped) reasons.push(`${skipped} near-duplicate(s) of a packed memory (diversity threshold ${plan.diversity.threshold})`);
-  if (rest_ > 0) {
+  if (others > 0) {
     reasons.push(budget.used_items >= budget.max_items
-      ? `${rest_} matched after the pack reached max_items=${budget.max_items}`
-      : `${rest_} did not fit in the tokens left (a part too small to be useful is not packed)`);
+      ? `${others} matched after the pack reached max_items=${budget.max_items}`
+      : `${others} did not fit in the tokens left (a part too small to be useful is not packed)`);
   }
   return reasons;
 }

@@ -16,7 +16,7 @@ async function forgetWhere(form) {
     // also takes the older versions they superseded, which no read returns).
     let count = 0;
     const listed = hasScope('memory:temporary') ? { ...filters, include_temporary: true } : filters;
-    for await (const _ of everyMemory(listed)) count += 1; // eslint-disable-line no-unused-vars
+    for await (const _memory of everyMemory(listed)) count += 1;
     if (!count) {
       result.textContent = 'No visible memory matches; nothing to forget.';
       return;
