@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 import pytest
 
 from xmemo import console
+from xmemo.models import MEMORY_TYPES
 
 JS = {name: a.body for name, a in console.assets().items() if name.endswith(".js")}
 CODE = {name: "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//")) for name, body in JS.items()}
@@ -79,6 +80,7 @@ def test_the_hosted_login_origin_is_the_only_other_one_the_page_may_call():
 
 def test_config_names_the_hosted_login_only_when_configured():
     assert console.config(None, None, "xmemo")["login"] is None
+    assert console.config(None, None, "xmemo")["types"] == list(MEMORY_TYPES)  # the filters' one source
     assert console.config("https://auth.example.com", None, "xmemo")["login"] is None
     login = console.config("https://auth.example.com/", "client123", "acme")["login"]
     assert login == {

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..models import MEMORY_TYPES
+
 STATIC = Path(__file__).with_name("static")
 INDEX = "index.html"
 CONFIG = "config.json"
@@ -94,9 +96,9 @@ def headers(content_type: str, auth_url: str | None, *, cache: bool) -> dict[str
 
 
 def config(auth_url: str | None, client_id: str | None, resource_server: str) -> dict[str, Any]:
-    """What the page needs to sign people in: the hosted login (authorization code + PKCE
-    with the public interactive client) when configured, else none (the page takes a token,
-    as `make run` prints it)."""
+    """What the page needs: how to sign people in (the hosted login, authorization code +
+    PKCE with the public interactive client, when configured; else none, and the page
+    takes a token, as `make run` prints it) and the memory types its filters offer."""
     login = None
     if origin_of(auth_url) and client_id:
         base = auth_url.rstrip("/")  # type: ignore[union-attr]
@@ -106,4 +108,4 @@ def config(auth_url: str | None, client_id: str | None, resource_server: str) ->
             "client_id": client_id,
             "scopes": ["openid", *(f"{resource_server}/{s}" for s in SCOPES)],
         }
-    return {"login": login, "resource_server": resource_server}
+    return {"login": login, "resource_server": resource_server, "types": list(MEMORY_TYPES)}

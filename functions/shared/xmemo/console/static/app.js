@@ -10,7 +10,6 @@ import * as find from './find.js';
 import * as inspect from './inspect.js';
 
 const VIEWS = ['browse', 'find', 'inspect', 'budget', 'correct'];
-const TYPES = ['fact', 'decision', 'preference', 'procedure', 'note', 'event', 'summary'];
 
 function show(view) {
   clearAlert();
@@ -44,13 +43,16 @@ function signedOut(message) {
 }
 
 async function config() {
+  // How to sign in, and the memory types (models.MEMORY_TYPES, not a copy kept here).
   const response = await fetch('console/config.json', { cache: 'no-store', credentials: 'omit' });
-  return response.ok ? response.json() : { login: null };
+  if (!response.ok) throw new Error(`the console's configuration did not load (${response.status})`);
+  return response.json();
 }
 
 async function start() {
+  const settings = await config();
   for (const select of document.querySelectorAll('.type-select')) {
-    select.replaceChildren(h('option', { value: '' }, 'any'), ...TYPES.map((t) => h('option', { value: t }, t)));
+    select.replaceChildren(h('option', { value: '' }, 'any'), ...settings.types.map((t) => h('option', { value: t }, t)));
   }
   for (const view of [browse, find, inspect, budget, correct]) view.setup();
   for (const tab of document.querySelectorAll('#tabs button')) tab.addEventListener('click', () => show(tab.dataset.view));
@@ -66,7 +68,6 @@ async function start() {
   // A 401 anywhere (expired or revoked token) sends the person back to sign in (dom.fail).
   document.addEventListener('xmemo:unauthorized', (event) => signedOut(event.detail));
 
-  const settings = await config();
   if (settings.login) {
     $('#signin-hosted').hidden = false;
     $('#signin-hosted-button').addEventListener('click', () => startHostedLogin(settings.login).catch(fail));
@@ -81,4 +82,4 @@ async function start() {
   });
 }
 
-start();
+start().catch(fail);
