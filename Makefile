@@ -35,8 +35,13 @@ $(CHECKOV_STAMP):
 
 install: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP)
 
+# The console's browser tests drive Debian's chromium through its own chromedriver (as root, as CI runs).
+CHROMEDRIVER := /usr/bin/chromedriver
+$(CHROMEDRIVER):
+	apt-get install -y -q chromium chromium-driver || (apt-get update -q && apt-get install -y -q chromium chromium-driver)
+
 ## make test: create .venv, install everything, run every test (non-zero on any failure)
-test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP)
+test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER)
 	$(PY) -m pytest -q
 
 ## make unit: only the fast unit tests

@@ -22,13 +22,16 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 # Routes that are public ON PURPOSE (no authorizer): RFC 9728 protected-resource metadata,
-# which an MCP client must read before it has a token. Nothing else may be public.
+# which an MCP client must read before it has a token, and the memory console's static files,
+# which a browser loads before anyone signs in (they hold no data). Nothing else may be public.
 PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(
     ("GET", path)
     for path in (
         "/.well-known/oauth-protected-resource",
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource/mcp/full",
+        "/console",
+        "/console/{asset}",
     )
 )
 

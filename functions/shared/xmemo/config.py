@@ -152,6 +152,19 @@ class McpSettings(_Group):
     )
 
 
+
+class ConsoleSettings(_Group):
+    """The memory console (`GET /console`): how it signs people in on AWS."""
+
+    console_auth_url: str | None = Field(
+        None,
+        description="Cognito hosted-login domain the console signs people in with (authorization code + PKCE), "
+        "e.g. `https://<prefix>.auth.<region>.amazoncognito.com`. Unset (locally): the console takes a token.",
+    )
+    console_client_id: str | None = Field(
+        None, description="App client of the console's hosted login: the stack's public interactive client."
+    )
+
 class GatewaySettings(_Group):
     """The local gateway (`xmemo serve`, `xmemo token`)."""
 
@@ -224,7 +237,7 @@ class PackingSettings(_Group):
     )
 
 
-class Settings(BaseSettings, PackingSettings, RetrievalSettings, CaptureSettings, GatewaySettings, McpSettings, EdgeSettings, BedrockSettings, EmbedderSettings, OpenSearchSettings, SQLiteSettings, StoreSettings):
+class Settings(BaseSettings, ConsoleSettings, PackingSettings, RetrievalSettings, CaptureSettings, GatewaySettings, McpSettings, EdgeSettings, BedrockSettings, EmbedderSettings, OpenSearchSettings, SQLiteSettings, StoreSettings):
     """All groups, read from `XMEMO_*` environment variables (defaults suit a laptop)."""
 
     model_config = SettingsConfigDict(env_prefix="XMEMO_", extra="ignore", frozen=True)

@@ -50,9 +50,12 @@ def run(args) -> int:
     print(f"  REST:  {base}/v1/...   ({len(gateway.routes)} routes from {template})")
     print(f"  MCP:   {base}/mcp   (full surface: {base}/mcp/full)")
     print(f"  JWKS:  {base}/.well-known/jwks.json   token endpoint: {base}/oauth2/token")
+    print(f"  Console: {base}/console")
     if args.print_token:
         token = issue_token(gateway.settings, gateway.key, scopes=["memory:read", "memory:write"], sub=args.print_token)
         print(f"  Token (sub={args.print_token}, memory:read memory:write, 1 h):\n{token}")
+        # The token rides in the fragment, which the browser never sends to any server.
+        print(f"  Console (signed in as {args.print_token}): {base}/console#token={token}")
     workers = gateway.settings.gateway_workers
     if workers > 1:
         print(f"  Workers: {workers} processes, each invocation to the next idle one", flush=True)
