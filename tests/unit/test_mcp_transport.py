@@ -339,3 +339,17 @@ def test_metadata_names_the_local_gateway_on_loopback(call, tmp_path):
 def test_unknown_routes_are_404(call):
     assert call(req("ping"), path="/mcp/other")["statusCode"] == 404
     assert call(None, method="GET", path="/.well-known/oauth-protected-resource/nope", claims=None)["statusCode"] == 404
+
+
+def test_the_apis_own_origin_is_allowed_only_where_it_cannot_be_an_attackers_name():
+    """The console calls /mcp from the API's own origin; DNS rebinding must stay refused."""
+    from xmemo.mcp.edge import allowed_origins
+
+    plain = Settings()
+    assert "https://abc123.execute-api.eu-west-1.amazonaws.com" in allowed_origins(
+        "https://abc123.execute-api.eu-west-1.amazonaws.com/prod", plain
+    )
+    assert "http://127.0.0.1:8787" in allowed_origins("http://127.0.0.1:8787", plain)
+    assert allowed_origins("https://evil.example", plain) == frozenset()  # a Host header anyone can send
+    configured = Settings(public_base_url="https://memory.example.com/v1")
+    assert allowed_origins("https://memory.example.com/v1", configured) == {"https://memory.example.com"}

@@ -10,6 +10,7 @@ Identity comes only from `requestContext.authorizer.claims`, which the Cognito a
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any, Mapping
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -74,11 +75,15 @@ def body_too_large(limit: int) -> dict[str, Any]:
 
 
 def allowed_origins(base: str, settings: Settings) -> frozenset[str]:
-    """Configured origins, plus the local gateway's own origin on loopback (the gateway has
-    already refused any Host that is not its loopback address)."""
+    """Configured origins, plus the API's own origin (the memory console is served from it)
+    where that origin cannot be an attacker's DNS name: the configured public URL, the
+    local gateway on loopback (it has already refused any other Host), or API Gateway's
+    own `execute-api` domain (it routes no other Host to this API)."""
     origins = {o.rstrip("/").lower() for o in settings.mcp_allowed_origins}
-    if _is_loopback(base):
-        origins.add(base.lower())
+    own = "/".join(base.split("/", 3)[:3]).lower()  # scheme://host[:port], no stage
+    host = own.split("://", 1)[-1].rsplit(":", 1)[0]
+    if settings.public_base_url or _is_loopback(base) or re.fullmatch(r"[a-z0-9]+\.execute-api\.[a-z0-9-]+\.amazonaws\.com", host):
+        origins.add(own)
     return frozenset(origins)
 
 
