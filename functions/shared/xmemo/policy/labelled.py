@@ -1,0 +1,218 @@
+"""Secrets known by what is written around them: a label (`DB_PASSWORD=`, `"apiKey":`,
+`Passwort:`, "the password is"), a command-line flag (`mysql -p…`, `curl -u user:pw`), a
+file format (`.netrc`, `.pgpass`), a URL's user-info, an HTTP header.
+
+The label decides how sure we must be of the value: after a password label any value
+mixing two kinds of characters counts; after `token` or `session` only a random-looking
+one does. Values end where the value ends (a quote, `&` before the next parameter,
+`;`, whitespace, a line break) and never cross a line."""
+
+from __future__ import annotations
+
+import re
+
+from . import filters as f
+from .rules import Rule
+
+# -- what a label is made of -----------------------------------------------------------
+PASSWORD_WORDS = frozenset(
+    "password passwd pwd pass passphrase passcode passwort kennwort contraseña contrasena clave mdp motdepasse "
+    "senha parola wachtwoord".split()
+)
+SECRET_WORDS = frozenset("secret apikey privatekey secretkey accesskey appkey clientsecret credential credentials".split())
+TOKEN_WORDS = frozenset("token auth authtoken accesstoken refreshtoken bearer session sessionid sessid sid sess jwt cookie signature".split())
+KEY_QUALIFIERS = frozenset(
+    "api access secret private app application auth client signing encryption master account service consumer ssh "
+    "sas shared storage admin write deploy integration session jwt hmac cipher subscription function license encryption".split()
+)
+# words in a label that make it name something about a secret rather than the secret
+NOT_SECRET_WORDS = frozenset(
+    """public publishable pub id ids name names file path paths url uri urls endpoint header type types length len min max
+    count policy prefix suffix hint expiry expires expiration expire ttl timeout format env var vars arn ref hash hashed
+    digest field label placeholder pattern regex rule rules reset strength input prompt required enabled disabled
+    version provider store manager location dir kind size limit page next continuation pagination cursor sync
+    cancellation num total bos eos pad unk mask sep cls special output completion new old usage used rotation
+    rotated length_min fingerprint algorithm algo alg mode method source sources template schema help description doc
+    docs example question policies lifetime age created updated scope scopes audience issuer request requests
+    storage_class cache csrf xsrf nonce salt counter index status error errors validator validation check checker
+    mgr service_name key_id keyid secretname secretref secret_ref from ref_name secret_name""".split()
+)
+_SUFFIXES_TO_DROP = frozenset("base value val b64 base64 hex raw plain plaintext data str string".split())
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def label_strength(label: str, before: str = "") -> str | None:
+    """'password', 'secret' or 'token' when the label names a secret value, else None.
+    `before` is the word written before the label (`API key`, `Cloudflare token`)."""
+    words = [w for w in re.split(r"[_.\-\s]+", _CAMEL.sub("_", label).lower()) if w]
+    if not words:
+        return None
+    while len(words) > 1 and words[-1] in _SUFFIXES_TO_DROP:
+        words.pop()
+    if any(w in NOT_SECRET_WORDS for w in words):
+        return None
+    last = words[-1]
+    prev = words[-2] if len(words) > 1 else before.lower()
+    if last in PASSWORD_WORDS or (last.endswith(("password", "passwd")) and len(last) > 8):
+        return "password"
+    if last in TOKEN_WORDS or (last.endswith("token") and len(last) > 5):
+        return "token"
+    if last in SECRET_WORDS or last.endswith("secret"):
+        return "secret"
+    if last == "key" and prev in KEY_QUALIFIERS:
+        return "secret"
+    return None
+
+
+def value_is_secret(value: str, strength: str) -> bool:
+    if f.is_reference(value) or f.is_placeholder(value):
+        return False
+    if strength == "password":
+        return f.looks_like_password(value)
+    if strength == "secret":
+        return len(value) >= 8 and f.looks_like_password(value)
+    return f.looks_random(value, 16)
+
+
+# -- assignments: `label [:=] value` in code, config, headers, query strings, prose ------------
+NATIVE_LABELS = (
+    r"mot de passe|mot_de_passe|passwort|kennwort|contraseña|clave de acceso|비밀번호|암호|패스워드|パスワード|暗証番号|"
+    r"clé d'API|clé API|API-Schlüssel|clave de API|API 키|APIキー|トークン|토큰|シークレット|秘密鍵|密码|令牌"
+)
+_NATIVE_STRENGTH = {"clé d'api": "secret", "clé api": "secret", "api-schlüssel": "secret", "clave de api": "secret", "api 키": "secret",
+                    "apiキー": "secret", "トークン": "token", "토큰": "token", "シークレット": "secret", "秘密鍵": "secret", "令牌": "token"}
+_BARE = r"(?:[^\s\"'`,;&<>(){}\[\]|]|&(?![\w.\-]+=))+"
+_VALUE = r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>" + _BARE + r"))"
+ASSIGNMENT = re.compile(
+    r"(?:(?P<before>[A-Za-z]+)[ \t])?(?<![\w$])(?P<label>" + NATIVE_LABELS + r"|[A-Za-z_][\w.\-]*?)[\"'`]?\]?\??[ \t]*"
+    r"(?P<sep>:=|=>|->|==|[:=：]|[ \t]+(?:is|was|est|ist|lautet|es|era|sind)(?:[ \t]*:)?)[ \t]*" + _VALUE,
+    re.I,
+)
+
+
+def _value_group(m: re.Match[str]) -> str:
+    return next(g for g in ("dq", "sq", "bq", "bare") if m.group(g) is not None)
+
+
+def _assignment_ok(m: re.Match[str]) -> bool:
+    label = m.group("label")
+    strength = _NATIVE_STRENGTH.get(label.lower()) or ("password" if re.fullmatch(NATIVE_LABELS, label, re.I) else None)
+    strength = strength or label_strength(label, m.group("before") or "")
+    if strength is None:
+        return False
+    g = _value_group(m)
+    value = m.group(g)
+    after = m.string[m.end(g) : m.end(g) + 1]
+    if g == "bare" and after in ("(", "[", "{"):  # getSecret(...), os.environ[...]
+        return False
+    if m.group("sep")[0] in " \t" and (f.char_classes(value) < 2 or len(value) < 6):
+        return False  # "the password is X": prose wants a value that cannot be an ordinary word
+    return value_is_secret(value, strength)
+
+
+class _AssignmentRule(Rule):
+    """The value group is whichever quoting the value used."""
+
+    def spans(self, text: str, lowered: str):
+        for m in self.pattern.finditer(text):
+            if _assignment_ok(m):
+                yield m.span(_value_group(m))
+
+
+ASSIGNMENT_RULE = _AssignmentRule("password", ASSIGNMENT)
+
+# Japanese / Korean prose puts the value after a particle: パスワードは X です, 비밀번호는 X
+_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|だ|。|、|입니다|이다|$|[ \t\n]|[^\x00-\x7f]))", re.M)
+
+
+def _cjk_ok(m: re.Match[str]) -> bool:
+    v = m.group("b").rstrip(".,;:")
+    return f.looks_like_password(v) and not f.is_reference(v)
+
+
+# -- command lines ------------------------------------------------------------------------
+_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s\"'`]+))"
+_CLI_PATTERNS = [
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlcheck|mysqlsh)\b[^\n]*?[ \t]-p(?=[^\s-])" + _CLI_VALUE,
+    r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*" + _CLI_VALUE,
+    r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+" + _CLI_VALUE,
+    r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n]*?\blogin\b[^\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)" + _CLI_VALUE,
+    r"\b(?:curl|wget|http|https|xh)\b[^\n]*?[ \t](?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)[\"']?[^\s:\"']*:" + _CLI_VALUE,
+    r"\b(?:sqlcmd|bcp)\b[^\n]*?[ \t]-P[ \t]*" + _CLI_VALUE,
+    r"\bldap(?:search|add|modify|delete|passwd)\b[^\n]*?[ \t]-w[ \t]+" + _CLI_VALUE,
+    r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)" + _CLI_VALUE,
+    r"\b(?:zip|7z|unzip)\b[^\n]*?[ \t]-(?:P[ \t]+|p)" + _CLI_VALUE,
+    r"\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t]+[^\s%]+%" + _CLI_VALUE,
+    r"\bxfreerdp\b[^\n]*?[ \t]/p:" + _CLI_VALUE,
+    r"(?<![\w-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+" + _CLI_VALUE,
+    r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:" + _CLI_VALUE,
+    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-key|apikey|access-key|secret-key|auth-token|client-secret|private-key)(?:[ \t]+|=)" + _CLI_VALUE,
+]
+CLI = re.compile("|".join(f"(?:{p.replace('(?P<dq>', f'(?P<dq{i}>').replace('(?P<sq>', f'(?P<sq{i}>').replace('(?P<bare>', f'(?P<bare{i}>')})" for i, p in enumerate(_CLI_PATTERNS)))
+
+
+def _cli_group(m: re.Match[str]) -> str:
+    return next(k for k, v in m.groupdict().items() if v is not None)
+
+
+def _cli_ok(value: str) -> bool:
+    v = value.strip()
+    return len(v) >= 4 and not v.startswith("-") and not f.is_placeholder(v) and not f.is_reference(v) and not f.is_uuid(v)
+
+
+class _CliRule(Rule):
+    def spans(self, text: str, lowered: str):
+        if not any(a in lowered for a in self.anchors):
+            return
+        for m in self.pattern.finditer(text):
+            g = _cli_group(m)
+            if _cli_ok(m.group(g)):
+                yield m.span(g)
+
+
+CLI_RULE = _CliRule("password", CLI, anchors=(" -", "\t-"))
+
+# -- files and URLs -----------------------------------------------------------------------
+_NETRC = re.compile(r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+(?P<b>\S+)")
+_PGPASS = re.compile(r"(?m)^[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<b>[^\s]+)$")
+_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://(?P<user>[^\s:/@\"'<>]*):(?P<b>[^\s@/\"'<>]+)@", re.I)
+_BEARER = re.compile(r"(?i)\bbearer[ \t]+(?P<b>[A-Za-z0-9._~+/\-]{20,}=*)")
+_BASIC = re.compile(r"(?i)\bbasic[ \t]+(?P<b>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+_AUTH_OTHER = re.compile(r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|apikey|api-key|sso-key|key|digest|hmac)[ \t]+(?P<b>[^\s\"']{12,})")
+_CRYPT = re.compile(r"(?<![\w$])(?P<b>\$(?:2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{16,}\$[A-Za-z0-9+/]{32,}))")
+
+
+def _plain_ok(m: re.Match[str]) -> bool:
+    v = m.group("b")
+    return len(v) >= 4 and not f.is_placeholder(v) and not f.is_reference(v)
+
+
+def _url_ok(m: re.Match[str]) -> bool:
+    v = m.group("b")
+    return not f.is_placeholder(v) and not f.is_reference(v) and v != m.group("user") and not v.isdigit()
+
+
+def _bearer_ok(m: re.Match[str]) -> bool:
+    return f.char_classes(m.group("b")) >= 2 and not f.is_placeholder(m.group("b")) and not f.is_reference(m.group("b"))
+
+
+def _basic_ok(m: re.Match[str]) -> bool:
+    return f.is_basic_credentials(m.group("b"))
+
+
+def _random_ok(m: re.Match[str]) -> bool:
+    return f.looks_random(m.group("b"), 12)
+
+
+CONTEXT_RULES: list[Rule] = [
+    Rule("password", _NETRC, "b", _plain_ok, ("password",)),
+    Rule("password", _PGPASS, "b", _plain_ok, (":",)),
+    Rule("password_in_url", _URL, "b", _url_ok, ("://",)),
+    Rule("bearer_token", _BEARER, "b", _bearer_ok, ("bearer",)),
+    Rule("basic_auth", _BASIC, "b", _basic_ok, ("basic",)),
+    Rule("authorization_header", _AUTH_OTHER, "b", _random_ok, ("authorization",)),
+    Rule("password_hash", _CRYPT, "b", None, ("$",)),
+    Rule("password", _CJK, "b", _cjk_ok, ("パスワード", "暗証番号", "비밀번호", "암호", "패스워드")),
+    CLI_RULE,
+    ASSIGNMENT_RULE,
+]
