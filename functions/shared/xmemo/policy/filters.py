@@ -25,6 +25,9 @@ PLACEHOLDER_WORDS = frozenset(
     your_password your-password your_token your-token your_api_key your-api-key yoursecret
     your_secret your-secret xxx xxxx xxxxx xxxxxx xxxxxxxx admin user username root guest
     env environ environment config settings vault keychain keyring stdin prompt ask
+    argon2 argon2i argon2d argon2id bcrypt scrypt pbkdf2 sha1 sha256 sha384 sha512 md5 aes128 aes256 hs256 hs512
+    rs256 rs512 es256 es384 eddsa ed25519 x25519 p256 oauth2 oauth1 oidc saml2 x509 base64 base32 utf8 utf-8 tls12
+    tls13 http2 ipv4 ipv6 s3 ec2 kms v1 v2 v3
     """.split()
 )
 # Type names that follow `password:` in a type hint or a schema.
@@ -54,7 +57,9 @@ _REFERENCE_START = re.compile(
 )
 _CALL_OR_INDEX = re.compile(r"^[A-Za-z_][\w]*(?:(?:\.|::|->)[A-Za-z_][\w]*)*\s*[(\[]")
 _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z_]*)+$")
-_IDENTIFIER = re.compile(r"^[a-z][a-z]*(?:_[a-z]+)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^[A-Z][A-Z]*(?:_[A-Z]+)+$")
+_IDENTIFIER = re.compile(r"^[a-z][a-z]*(?:_[a-z]+)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^[A-Z][A-Z]*(?:_[A-Z]+)+$|^(?:[A-Z][a-z]+){2,}$")
+# a file path or a secret-manager path: ./password.txt, prod/db-password-AbCdEf, /run/secrets/pg
+_PATH = re.compile(r"^(?:\.{1,2}/|~/|/)[\w./\-]+$|^(?=[^+=]*/)(?=(?:.*/)?[a-z]{3,}(?:[/\-_.]|$))[\w.\-]+(?:/[\w.\-]+)+$")
 _WORDLIKE = re.compile(r"^[A-Za-z]?[a-z]+(?:[-_. ][A-Za-z]?[a-z]+)*$|^[A-Z]+(?:[-_][A-Z]+)*$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -77,7 +82,7 @@ def is_reference(value: str) -> bool:
     v = value.strip()
     if not v:
         return True
-    if _REFERENCE_START.match(v) or _CALL_OR_INDEX.match(v) or _DOTTED_NAME.match(v):
+    if _REFERENCE_START.match(v) or _CALL_OR_INDEX.match(v) or _DOTTED_NAME.match(v) or _PATH.match(v):
         return True
     if v in TYPE_NAMES or v.rstrip(";,?") in TYPE_NAMES or v.split("[")[0].split("<")[0] in TYPE_NAMES:
         return True

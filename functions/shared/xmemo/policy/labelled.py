@@ -49,6 +49,8 @@ def label_strength(label: str, before: str = "") -> str | None:
         return None
     while len(words) > 1 and words[-1] in _SUFFIXES_TO_DROP:
         words.pop()
+    if len(words) > 1 and words[-2] + words[-1] in TOKEN_WORDS:  # session_id, session-token
+        words[-2:] = [words[-2] + words[-1]]
     if any(w in NOT_SECRET_WORDS for w in words):
         return None
     last = words[-1]
@@ -81,10 +83,12 @@ NATIVE_LABELS = (
 )
 _NATIVE_STRENGTH = {"clé d'api": "secret", "clé api": "secret", "api-schlüssel": "secret", "clave de api": "secret", "api 키": "secret",
                     "apiキー": "secret", "トークン": "token", "토큰": "token", "シークレット": "secret", "秘密鍵": "secret", "令牌": "token"}
+_STEMS = r"(?:pass|pwd|secret|token|key|auth|sess|sid|cookie|credential|jwt|bearer|signature|mdp|clave|contrase|kennwort|senha|parola)"
 _BARE = r"(?:[^\s\"'`,;&<>(){}\[\]|]|&(?![\w.\-]+=))+"
 _VALUE = r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>" + _BARE + r"))"
 ASSIGNMENT = re.compile(
-    r"(?:(?P<before>[A-Za-z]+)[ \t])?(?<![\w$])(?P<label>" + NATIVE_LABELS + r"|[A-Za-z_][\w.\-]*?)[\"'`]?\]?\??[ \t]*"
+    r"(?:(?P<before>[A-Za-z]+)[ \t])?(?<![\w$])(?<!\$\{)(?P<label>" + NATIVE_LABELS + r"|(?=[\w.\-]*?" + _STEMS + r")[A-Za-z_][\w.\-]*?)"
+    r"(?P<qual>[ \t]+(?:for|of|on|to|in|de|du|des|pour|für|von|vom|del|para|en)[ \t][^\n:=\"'`]{1,40}?)?[\"'`]?\]?\??[ \t]*"
     r"(?P<sep>:=|=>|->|==|[:=：]|[ \t]+(?:is|was|est|ist|lautet|es|era|sind)(?:[ \t]*:)?)[ \t]*" + _VALUE,
     re.I,
 )
@@ -110,19 +114,10 @@ def _assignment_ok(m: re.Match[str]) -> bool:
     return value_is_secret(value, strength)
 
 
-class _AssignmentRule(Rule):
-    """The value group is whichever quoting the value used."""
-
-    def spans(self, text: str, lowered: str):
-        for m in self.pattern.finditer(text):
-            if _assignment_ok(m):
-                yield m.span(_value_group(m))
-
-
-ASSIGNMENT_RULE = _AssignmentRule("password", ASSIGNMENT)
+ASSIGNMENT_RULE = Rule("password", ASSIGNMENT, _value_group, _assignment_ok)
 
 # Japanese / Korean prose puts the value after a particle: パスワードは X です, 비밀번호는 X
-_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|だ|。|、|입니다|이다|$|[ \t\n]|[^\x00-\x7f]))", re.M)
+_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|$))", re.M)
 
 
 def _cjk_ok(m: re.Match[str]) -> bool:
@@ -160,17 +155,7 @@ def _cli_ok(value: str) -> bool:
     return len(v) >= 4 and not v.startswith("-") and not f.is_placeholder(v) and not f.is_reference(v) and not f.is_uuid(v)
 
 
-class _CliRule(Rule):
-    def spans(self, text: str, lowered: str):
-        if not any(a in lowered for a in self.anchors):
-            return
-        for m in self.pattern.finditer(text):
-            g = _cli_group(m)
-            if _cli_ok(m.group(g)):
-                yield m.span(g)
-
-
-CLI_RULE = _CliRule("password", CLI, anchors=(" -", "\t-"))
+CLI_RULE = Rule("password", CLI, _cli_group, lambda m: _cli_ok(m.group(_cli_group(m))), (" -", "\t-"))
 
 # -- files and URLs -----------------------------------------------------------------------
 _NETRC = re.compile(r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+(?P<b>\S+)")
