@@ -49,7 +49,7 @@ _PLACEHOLDER_SHAPES = re.compile(
 # A value that names where the secret lives instead of holding it.
 _REFERENCE_START = re.compile(
     r"""(?x)
-    ^(?: \$ | %\( | %\{ | \#\{ | \{\{ | \{% | @\{ | !(?:Ref|Sub|GetAtt|ImportValue|Secret)\b
+    ^(?: \$ | %\( | %\{ | %\w+% | \#\{ | \{\{ | \{% | @\{ | !(?:Ref|Sub|GetAtt|ImportValue|Secret)\b
        | (?:os|process|System|Environment|ENV|env|Deno|import\.meta|settings|config|cfg|conf|secrets|vars|self|this|ctx|context|app|request|req|params|props|options|opts|args|kwargs|st|vault|ssm|keyring|keychain|boto3|client|sm|getenv|std)\b[.\[(:]
        | (?:vault|ssm|op|sm|secretsmanager|awssecretsmanager|gcp|azurekeyvault|keyvault|secret|ref|env|file|aws-sm|arn:aws:secretsmanager|arn:aws:ssm)[:/]
        | (?:None|null|nil|undefined|true|false)\b
@@ -114,7 +114,7 @@ def looks_like_password(value: str) -> bool:
     """A value given to a password-like label: not a placeholder, a reference or a word,
     and mixing at least two kinds of characters (`hunter22`, `S3cret!`)."""
     v = value.strip("\"'`")
-    if len(v) < 4 or is_placeholder(v) or is_wordlike(v):
+    if len(v) < 4 or is_placeholder(v) or is_wordlike(v.rstrip(".,;:!?")):
         return False
     if _UUID.match(v) and v.count("0") > 20:
         return False

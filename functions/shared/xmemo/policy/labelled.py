@@ -9,6 +9,7 @@ one does. Values end where the value ends (a quote, `&` before the next paramete
 
 from __future__ import annotations
 
+import functools
 import re
 
 from . import filters as f
@@ -16,7 +17,7 @@ from .rules import Rule
 
 # -- what a label is made of -----------------------------------------------------------
 PASSWORD_WORDS = frozenset(
-    "password passwd pwd pass passphrase passcode passwort kennwort contraseña contrasena clave mdp motdepasse "
+    "password passwd pwd pw pass passphrase passcode passwort kennwort contraseña contrasena clave mdp motdepasse "
     "senha parola wachtwoord".split()
 )
 SECRET_WORDS = frozenset("secret apikey privatekey secretkey accesskey appkey clientsecret credential credentials".split())
@@ -41,6 +42,7 @@ _SUFFIXES_TO_DROP = frozenset("base value val b64 base64 hex raw plain plaintext
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+@functools.lru_cache(maxsize=4096)
 def label_strength(label: str, before: str = "") -> str | None:
     """'password', 'secret' or 'token' when the label names a secret value, else None.
     `before` is the word written before the label (`API key`, `Cloudflare token`)."""
@@ -69,6 +71,8 @@ def label_strength(label: str, before: str = "") -> str | None:
 def value_is_secret(value: str, strength: str) -> bool:
     if f.is_reference(value) or f.is_placeholder(value):
         return False
+    if strength != "password" and f.is_uuid(value):  # Heroku, Snyk, Postmark keys are UUIDs
+        return True
     if strength == "password":
         return f.looks_like_password(value)
     if strength == "secret":
@@ -83,15 +87,58 @@ NATIVE_LABELS = (
 )
 _NATIVE_STRENGTH = {"clé d'api": "secret", "clé api": "secret", "api-schlüssel": "secret", "clave de api": "secret", "api 키": "secret",
                     "apiキー": "secret", "トークン": "token", "토큰": "token", "シークレット": "secret", "秘密鍵": "secret", "令牌": "token"}
-_STEMS = r"(?:pass|pwd|secret|token|key|auth|sess|sid|cookie|credential|jwt|bearer|signature|mdp|clave|contrase|kennwort|senha|parola)"
+_STEMS = r"(?:pass|pwd|pw|secret|token|key|auth|sess|sid|cookie|credential|jwt|bearer|signature|mdp|clave|contrase|kennwort|senha|parola)"
 _BARE = r"(?:[^\s\"'`,;&<>(){}\[\]|]|&(?![\w.\-]+=))+"
 _VALUE = r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>" + _BARE + r"))"
 ASSIGNMENT = re.compile(
-    r"(?:(?P<before>[A-Za-z]+)[ \t])?(?<![\w$])(?<!\$\{)(?P<label>" + NATIVE_LABELS + r"|(?=[\w.\-]*?" + _STEMS + r")[A-Za-z_][\w.\-]*?)"
-    r"(?P<qual>[ \t]+(?:for|of|on|to|in|de|du|des|pour|für|von|vom|del|para|en)[ \t][^\n:=\"'`]{1,40}?)?[\"'`]?\]?\??[ \t]*"
-    r"(?P<sep>:=|=>|->|==|[:=：]|[ \t]+(?:is|was|est|ist|lautet|es|era|sind)(?:[ \t]*:)?)[ \t]*" + _VALUE,
+    r"(?P<label>" + NATIVE_LABELS + r"|[A-Za-z_][\w.\-]*)"
+    r"[\"'`]?\]?\??[ \t]*(?P<sep>:=|=>|->|==|[:=：]"
+    r"|(?:[ \t]+(?:for|of|on|to|in|de|du|des|pour|für|von|vom|del|para|en)[ \t][^\n:=\"'`]{1,40}?)?"  # the password for the admin is
+    r"(?:[ \t]*[:：]|[ \t]+(?:is|was|est|ist|lautet|es|era|sind)(?:[ \t]*:)?)|[ \t])[ \t]*" + _VALUE,
     re.I,
 )
+# one flat lowercase alternation, searched in the lowercased text: much faster than re.I
+_LABEL_STEM = re.compile("|".join(sorted({*_STEMS[3:-1].split("|"), *NATIVE_LABELS.lower().split("|")}, key=len, reverse=True)))
+_LABEL_STEM_I = re.compile(_LABEL_STEM.pattern, re.I)
+_NATIVE = frozenset(NATIVE_LABELS.lower().split("|"))
+_IDENT = re.compile(r"[A-Za-z_][\w.\-]*")
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[ \t]$")
+
+
+def _label_start(text: str, stem_at: int) -> int | None:
+    """Where the identifier holding a stem begins (`DB_PASSWORD`, `--api-key`), or None
+    when it is not a label (`${VAR:…}`, `$password`)."""
+    start = stem_at
+    while start > 0 and text[start - 1].isascii() and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    while start < stem_at and not (text[start].isalpha() or text[start] == "_"):
+        start += 1
+    if text[max(0, start - 1) : start] == "$" or text[max(0, start - 2) : start] == "${":
+        return None
+    return start
+
+
+class _LabelRule(Rule):
+    """Tries the assignment pattern only where a label stem occurs: one fast scan for the
+    stems instead of the full pattern at every position."""
+
+    def spans(self, text: str, lowered: str):
+        tried: set[int] = set()
+        covered = 0
+        hits = _LABEL_STEM.finditer(lowered) if len(lowered) == len(text) else _LABEL_STEM_I.finditer(text)
+        for hit in hits:
+            start = hit.start() if not hit.group(0).isascii() else _label_start(text, hit.start())
+            if start is None or start in tried or start < covered:
+                continue
+            tried.add(start)
+            if hit.group(0).lower() not in _NATIVE and (ident := _IDENT.match(text, start)) is not None:
+                before = _WORD_BEFORE.search(text, max(0, start - 40), start)
+                if label_strength(ident.group(0), before.group(1) if before else "") is None:
+                    continue  # `password_policy`, `tokenizer`: not a label, skip the full pattern
+            m = self.pattern.match(text, start)
+            if m is not None and _assignment_ok(m):
+                covered = m.end()
+                yield m.span(_value_group(m))
 
 
 def _value_group(m: re.Match[str]) -> str:
@@ -101,7 +148,8 @@ def _value_group(m: re.Match[str]) -> str:
 def _assignment_ok(m: re.Match[str]) -> bool:
     label = m.group("label")
     strength = _NATIVE_STRENGTH.get(label.lower()) or ("password" if re.fullmatch(NATIVE_LABELS, label, re.I) else None)
-    strength = strength or label_strength(label, m.group("before") or "")
+    before = _WORD_BEFORE.search(m.string, max(0, m.start() - 40), m.start())
+    strength = strength or label_strength(label, before.group(1) if before else "")
     if strength is None:
         return False
     g = _value_group(m)
@@ -109,12 +157,18 @@ def _assignment_ok(m: re.Match[str]) -> bool:
     after = m.string[m.end(g) : m.end(g) + 1]
     if g == "bare" and after in ("(", "[", "{"):  # getSecret(...), os.environ[...]
         return False
+    if not m.group("sep").strip():  # "token a8f5…": no separator, so the value must speak for itself
+        if g != "bare" or f.is_reference(value) or f.is_placeholder(value):
+            return False
+        if strength == "password" and len(value) >= 8 and f.char_classes(value) >= 3:
+            return True
+        return f.looks_random(value, 20) or (strength != "password" and f.is_uuid(value))
     if m.group("sep")[0] in " \t" and (f.char_classes(value) < 2 or len(value) < 6):
         return False  # "the password is X": prose wants a value that cannot be an ordinary word
     return value_is_secret(value, strength)
 
 
-ASSIGNMENT_RULE = Rule("password", ASSIGNMENT, _value_group, _assignment_ok)
+ASSIGNMENT_RULE = _LabelRule("password", ASSIGNMENT)
 
 # Japanese / Korean prose puts the value after a particle: パスワードは X です, 비밀번호는 X
 _CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|$))", re.M)
@@ -126,36 +180,32 @@ def _cjk_ok(m: re.Match[str]) -> bool:
 
 
 # -- command lines ------------------------------------------------------------------------
-_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s\"'`]+))"
-_CLI_PATTERNS = [
-    r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlcheck|mysqlsh)\b[^\n]*?[ \t]-p(?=[^\s-])" + _CLI_VALUE,
-    r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*" + _CLI_VALUE,
-    r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+" + _CLI_VALUE,
-    r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n]*?\blogin\b[^\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)" + _CLI_VALUE,
-    r"\b(?:curl|wget|http|https|xh)\b[^\n]*?[ \t](?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)[\"']?[^\s:\"']*:" + _CLI_VALUE,
-    r"\b(?:sqlcmd|bcp)\b[^\n]*?[ \t]-P[ \t]*" + _CLI_VALUE,
-    r"\bldap(?:search|add|modify|delete|passwd)\b[^\n]*?[ \t]-w[ \t]+" + _CLI_VALUE,
-    r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)" + _CLI_VALUE,
-    r"\b(?:zip|7z|unzip)\b[^\n]*?[ \t]-(?:P[ \t]+|p)" + _CLI_VALUE,
-    r"\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t]+[^\s%]+%" + _CLI_VALUE,
-    r"\bxfreerdp\b[^\n]*?[ \t]/p:" + _CLI_VALUE,
-    r"(?<![\w-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+" + _CLI_VALUE,
-    r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:" + _CLI_VALUE,
-    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-key|apikey|access-key|secret-key|auth-token|client-secret|private-key)(?:[ \t]+|=)" + _CLI_VALUE,
+_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`|(?P<bare>[^\s\"'`]+))"
+_CLI_PATTERNS = [  # (anchors, pattern)
+    (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlcheck|mysqlsh)\b[^\n]*?[ \t]-p(?=[^\s-])"),
+    (("sshpass",), r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*"),
+    (("htpasswd",), r"\bhtpasswd\b[^\n]*?[ \t]-\w*b\w*(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+"),
+    (("redis-cli",), r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+"),
+    (("login",), r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n]*?\blogin\b[^\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)"),
+    (("curl", "wget", "http", "xh"), r"\b(?:curl|wget|http|https|xh)\b[^\n]*?[ \t](?:-u|--user|--proxy-user|-U)(?:[ \t]+|=)[\"']?[^\s:\"']*:"),
+    (("sqlcmd", "bcp"), r"\b(?:sqlcmd|bcp)\b[^\n]*?[ \t]-P[ \t]*"),
+    (("ldap",), r"\bldap(?:search|add|modify|delete|passwd)\b[^\n]*?[ \t]-w[ \t]+"),
+    (("mongo",), r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)"),
+    (("zip", "7z"), r"\b(?:zip|7z|unzip)\b[^\n]*?[ \t]-(?:P[ \t]+|p)"),
+    (("smbclient",), r"\bsmbclient\b[^\n]*?[ \t](?:-U|--user)[ \t]+[^\s%]+%"),
+    (("xfreerdp",), r"\bxfreerdp\b[^\n]*?[ \t]/p:"),
+    (("pass",), r"(?<![\w-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+"),
+    (("pass:",), r"(?<![\w-])-pass(?:in|out)?[ \t]+pass:"),
+    (("--",), r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-key|apikey|access-key|secret-key|auth-token|client-secret|private-key)(?:[ \t]+|=)"),
 ]
-CLI = re.compile("|".join(f"(?:{p.replace('(?P<dq>', f'(?P<dq{i}>').replace('(?P<sq>', f'(?P<sq{i}>').replace('(?P<bare>', f'(?P<bare{i}>')})" for i, p in enumerate(_CLI_PATTERNS)))
 
 
-def _cli_group(m: re.Match[str]) -> str:
-    return next(k for k, v in m.groupdict().items() if v is not None)
-
-
-def _cli_ok(value: str) -> bool:
-    v = value.strip()
+def _cli_ok(m: re.Match[str]) -> bool:
+    v = m.group(_value_group(m)).strip()
     return len(v) >= 4 and not v.startswith("-") and not f.is_placeholder(v) and not f.is_reference(v) and not f.is_uuid(v)
 
 
-CLI_RULE = Rule("password", CLI, _cli_group, lambda m: _cli_ok(m.group(_cli_group(m))), (" -", "\t-"))
+CLI_RULES = [Rule("password", re.compile(p + _CLI_VALUE), _value_group, _cli_ok, anchors) for anchors, p in _CLI_PATTERNS]
 
 # -- files and URLs -----------------------------------------------------------------------
 _NETRC = re.compile(r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+(?P<b>\S+)")
@@ -189,7 +239,28 @@ def _random_ok(m: re.Match[str]) -> bool:
     return f.looks_random(m.group("b"), 12)
 
 
+# credentials given as a (user, password) pair, and XML elements / attributes named for a secret
+_PAIR = re.compile(r"\b(?:auth|basic_auth|http_auth|HTTPBasicAuth|HTTPDigestAuth|BasicAuth|credentials|login)\s*[=(]\s*[(\[]?\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<b>[^\"'\n]+)[\"']")
+_XML = re.compile(r"<(?P<label>[\w:.\-]+)>(?P<b>[^<\n]{4,})</(?P=label)>|\bkey=\"(?P<label2>[^\"\n]+)\"\s+value=\"(?P<b2>[^\"\n]+)\"")
+
+
+def _pair_ok(m: re.Match[str]) -> bool:
+    return value_is_secret(m.group("b"), "password")
+
+
+def _xml_group(m: re.Match[str]) -> str:
+    return "b" if m.group("b") is not None else "b2"
+
+
+def _xml_ok(m: re.Match[str]) -> bool:
+    label = m.group("label") or m.group("label2")
+    strength = label_strength(label.rpartition(":")[2])
+    return strength is not None and value_is_secret(m.group(_xml_group(m)), strength)
+
+
 CONTEXT_RULES: list[Rule] = [
+    Rule("password", _PAIR, "b", _pair_ok, ("auth", "credentials", "login")),
+    Rule("password", _XML, _xml_group, _xml_ok, ("</", "value=")),
     Rule("password", _NETRC, "b", _plain_ok, ("password",)),
     Rule("password", _PGPASS, "b", _plain_ok, (":",)),
     Rule("password_in_url", _URL, "b", _url_ok, ("://",)),
@@ -198,6 +269,6 @@ CONTEXT_RULES: list[Rule] = [
     Rule("authorization_header", _AUTH_OTHER, "b", _random_ok, ("authorization",)),
     Rule("password_hash", _CRYPT, "b", None, ("$",)),
     Rule("password", _CJK, "b", _cjk_ok, ("パスワード", "暗証番号", "비밀번호", "암호", "패스워드")),
-    CLI_RULE,
+    *CLI_RULES,
     ASSIGNMENT_RULE,
 ]
