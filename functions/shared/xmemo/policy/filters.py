@@ -61,6 +61,7 @@ _IDENTIFIER = re.compile(r"^[a-z][a-z]*(?:_[a-z]+)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^[
 # a file path or a secret-manager path: ./password.txt, prod/db-password-AbCdEf, /run/secrets/pg
 _PATH = re.compile(r"^(?:\.{1,2}/|~/|/)[\w./\-]+$|^(?=[^+=]*/)(?=(?:.*/)?[a-z]{3,}(?:[/\-_.]|$))[\w.\-]+(?:/[\w.\-]+)+$")
 _WORDLIKE = re.compile(r"^[A-Za-z]?[a-z]+(?:[-_. ][A-Za-z]?[a-z]+)*$|^[A-Z]+(?:[-_][A-Z]+)*$")
+_DEMO = re.compile(r"(?i)(?:^|[-_.])(?:test|demo|mock|dev|local|sample|dummy)(?:[-_.]|$)")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -71,8 +72,8 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v or v.startswith("[REDACTED"):
         return True
-    if v.lower().strip(".;,") in PLACEHOLDER_WORDS:
-        return True
+    if v.lower().strip(".;,") in PLACEHOLDER_WORDS or v.lower().rstrip("0123456789!#$%&*@?.") in PLACEHOLDER_WORDS:
+        return True  # changeme, password123, admin1!
     return bool(_PLACEHOLDER_SHAPES.match(v))
 
 
@@ -115,6 +116,8 @@ def looks_like_password(value: str) -> bool:
     and mixing at least two kinds of characters (`hunter22`, `S3cret!`)."""
     v = value.strip("\"'`")
     if len(v) < 4 or is_placeholder(v) or is_wordlike(v.rstrip(".,;:!?")):
+        return False
+    if _DEMO.search(v):  # test_key_123, demo-password-1
         return False
     if _UUID.match(v) and v.count("0") > 20:
         return False

@@ -21,7 +21,8 @@ PASSWORD_WORDS = frozenset(
     "senha parola wachtwoord".split()
 )
 SECRET_WORDS = frozenset("secret apikey privatekey secretkey accesskey appkey clientsecret credential credentials".split())
-TOKEN_WORDS = frozenset("token auth authtoken accesstoken refreshtoken bearer session sessionid sessid sid sess jwt cookie signature".split())
+TOKEN_WORDS = frozenset("token auth authtoken accesstoken refreshtoken bearer jwt signature".split())
+SESSION_WORDS = frozenset("session sessionid sessid sid sess cookie".split())  # ids in logs: random values only
 KEY_QUALIFIERS = frozenset(
     "api access secret private app application auth client signing encryption master account service consumer ssh "
     "sas shared storage admin write deploy integration session jwt hmac cipher subscription function license encryption".split()
@@ -44,14 +45,14 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 @functools.lru_cache(maxsize=4096)
 def label_strength(label: str, before: str = "") -> str | None:
-    """'password', 'secret' or 'token' when the label names a secret value, else None.
+    """'password', 'secret', 'token' or 'session' when the label names a secret value, else None.
     `before` is the word written before the label (`API key`, `Cloudflare token`)."""
     words = [w for w in re.split(r"[_.\-\s]+", _CAMEL.sub("_", label).lower()) if w]
     if not words:
         return None
     while len(words) > 1 and words[-1] in _SUFFIXES_TO_DROP:
         words.pop()
-    if len(words) > 1 and words[-2] + words[-1] in TOKEN_WORDS:  # session_id, session-token
+    if len(words) > 1 and words[-2] + words[-1] in TOKEN_WORDS | SESSION_WORDS:  # session_id, access-token
         words[-2:] = [words[-2] + words[-1]]
     if any(w in NOT_SECRET_WORDS for w in words):
         return None
@@ -61,6 +62,8 @@ def label_strength(label: str, before: str = "") -> str | None:
         return "password"
     if last in TOKEN_WORDS or (last.endswith("token") and len(last) > 5):
         return "token"
+    if last in SESSION_WORDS:
+        return "session"
     if last in SECRET_WORDS or last.endswith("secret"):
         return "secret"
     if last == "key" and prev in KEY_QUALIFIERS:
@@ -71,7 +74,7 @@ def label_strength(label: str, before: str = "") -> str | None:
 def value_is_secret(value: str, strength: str) -> bool:
     if f.is_reference(value) or f.is_placeholder(value):
         return False
-    if strength != "password" and f.is_uuid(value):  # Heroku, Snyk, Postmark keys are UUIDs
+    if strength in ("secret", "token") and f.is_uuid(value):  # Heroku, Snyk, Postmark keys are UUIDs
         return True
     if strength == "password":
         return f.looks_like_password(value)
@@ -162,7 +165,7 @@ def _assignment_ok(m: re.Match[str]) -> bool:
             return False
         if strength == "password" and len(value) >= 8 and f.char_classes(value) >= 3:
             return True
-        return f.looks_random(value, 20) or (strength != "password" and f.is_uuid(value))
+        return f.looks_random(value, 20) or (strength in ("secret", "token") and f.is_uuid(value))
     if m.group("sep")[0] in " \t" and (f.char_classes(value) < 2 or len(value) < 6):
         return False  # "the password is X": prose wants a value that cannot be an ordinary word
     return value_is_secret(value, strength)
@@ -213,8 +216,8 @@ _PGPASS = re.compile(r"(?m)^[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<b>[^\s]+)$")
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://(?P<user>[^\s:/@\"'<>]*):(?P<b>[^\s@/\"'<>]+)@", re.I)
 _BEARER = re.compile(r"(?i)\bbearer[ \t]+(?P<b>[A-Za-z0-9._~+/\-]{20,}=*)")
 _BASIC = re.compile(r"(?i)\bbasic[ \t]+(?P<b>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
-_AUTH_OTHER = re.compile(r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|apikey|api-key|sso-key|key|digest|hmac)[ \t]+(?P<b>[^\s\"']{12,})")
-_CRYPT = re.compile(r"(?<![\w$])(?P<b>\$(?:2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{16,}\$[A-Za-z0-9+/]{32,}))")
+_AUTH_OTHER = re.compile(r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|apikey|api-key|sso-key|key|digest|hmac|ssws|splunk|dsn|klaviyo-api-key|genieKey)[ \t]+(?P<b>[^\s\"']{12,})")
+_CRYPT = re.compile(r"(?m)^[\w.\-]+:(?P<b>\$(?:2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{16,}\$[A-Za-z0-9+/]{32,}))")
 
 
 def _plain_ok(m: re.Match[str]) -> bool:

@@ -14,7 +14,8 @@ from .rules import Rule
 _CANDIDATE = re.compile(r"(?<![\w/+=.\-:%$@])(?P<b>[A-Za-z0-9+/_\-]{32,}={0,2})(?![\w/+=\-])")
 _DIGEST_CONTEXT = re.compile(
     r"(?i)(?:sha\d*|md5|blake\w*|digest|checksum|integrity|hash|etag|fingerprint|nonce|oid|commit|revision|rev|"
-    r"object id|request id|trace id|base64,|ssh-\w+|ecdsa-[\w-]+|key id|keyid|id)[\"'\s:=\-(]*$"
+    r"object id|request id|trace id|base64,|ssh-\w+|ecdsa-[\w-]+|key id|keyid|id|cid|ipfs|public[\w ]{0,8}key|pubkey|"
+    r"cert\w*)[\"'\s:=\-(]*$"
 )
 _ALGORITHM_PREFIX = re.compile(r"(?i)^(?:sha\d*|md5|sha3-\d+|blake2[bs]?)[-_]")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S)
@@ -26,7 +27,7 @@ def _random_enough(m: re.Match[str]) -> bool:
         return False
     if not f.looks_random(v, 32) or f.entropy(v) < 4.2:
         return False
-    if _DIGEST_CONTEXT.search(m.string[max(0, m.start() - 24) : m.start()]):
+    if _DIGEST_CONTEXT.search(m.string[max(0, m.start() - 32) : m.start()]):
         return False
     return not any(b.start() <= m.start() < b.end() for b in _PUBLIC_BLOCK.finditer(m.string))
 
