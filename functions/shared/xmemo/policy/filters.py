@@ -28,8 +28,13 @@ PLACEHOLDER_WORDS = frozenset(
     argon2 argon2i argon2d argon2id bcrypt scrypt pbkdf2 sha1 sha256 sha384 sha512 md5 aes128 aes256 hs256 hs512
     rs256 rs512 es256 es384 eddsa ed25519 x25519 p256 oauth2 oauth1 oidc saml2 x509 base64 base32 utf8 utf-8 tls12
     tls13 http2 ipv4 ipv6 s3 ec2 kms v1 v2 v3
+    postgres postgresql mysql mariadb redis mongo mongodb rabbitmq minio minioadmin docker vagrant ubuntu
+    raspberry letmein qwerty toor guest demo default secure encrypted hashed disabled enabled plaintext plain
+    generated random auto inherit external managed
     """.split()
 )
+# the word itself with digits stuck on: password123, secret1!, changeme2
+_GENERIC = frozenset("password passwd pass pwd secret changeme change_me example test token key apikey sample dummy mypassword yourpassword".split())
 # Type names that follow `password:` in a type hint or a schema.
 TYPE_NAMES = frozenset(
     "str string String bytes int number boolean bool any Any object Object SecretStr SecretBytes "
@@ -72,7 +77,7 @@ def is_placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
     if not v or v.startswith("[REDACTED"):
         return True
-    if v.lower().strip(".;,") in PLACEHOLDER_WORDS or v.lower().rstrip("0123456789!#$%&*@?.") in PLACEHOLDER_WORDS:
+    if v.lower().strip(".;,") in PLACEHOLDER_WORDS or v.lower().rstrip("0123456789!#$%&*@?.") in _GENERIC:
         return True  # changeme, password123, admin1!
     return bool(_PLACEHOLDER_SHAPES.match(v))
 

@@ -168,13 +168,36 @@ def _assignment_ok(m: re.Match[str]) -> bool:
         return f.looks_random(value, 20) or (strength in ("secret", "token") and f.is_uuid(value))
     if m.group("sep")[0] in " \t" and (f.char_classes(value) < 2 or len(value) < 6):
         return False  # "the password is X": prose wants a value that cannot be an ordinary word
-    return value_is_secret(value, strength)
+    if value_is_secret(value, strength):
+        return True
+    return strength == "password" and label.lower().split("_")[-1] not in ("pass", "pw") and _plain_word_password(m, g, value)
+
+
+_NEXT_TOKEN = re.compile(r"[ \t]+([^\s]+)")
+
+
+def _plain_word_password(m: re.Match[str], g: str, value: str) -> bool:
+    """`password=correcthorse`, `pwd=abcd`: after an explicit password assignment even a
+    plain word is the password, unless it starts a sentence (`Password: must be…`), names
+    a variable (`password = data`, spaces around `=` as code writes it) or a placeholder."""
+    if len(value) < 4 or not value.isascii() or not f.is_wordlike(value) or f.is_placeholder(value) or f.is_reference(value):
+        return False
+    sep = m.group("sep")
+    if sep not in ("=", ":", "：", ":=", "=>"):
+        return False
+    if g == "bare":
+        if sep == "=" and m.string[m.start("sep") - 1 : m.start("sep")] == " ":
+            return False  # code: a variable, not a literal
+        nxt = _NEXT_TOKEN.match(m.string, m.end(g))
+        if nxt is not None and not any(c in nxt.group(1) for c in "=:#/") and not nxt.group(1).startswith("//"):
+            return False  # prose continues after the "value"
+    return True
 
 
 ASSIGNMENT_RULE = _LabelRule("password", ASSIGNMENT)
 
 # Japanese / Korean prose puts the value after a particle: パスワードは X です, 비밀번호는 X
-_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|$))", re.M)
+_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|$)|[ \t\n])", re.M)
 
 
 def _cjk_ok(m: re.Match[str]) -> bool:
