@@ -193,11 +193,16 @@ def _makers(g: _Gen):
         "prose_password_de": lambda: (v := pw(), f"Das Passwort lautet {v} und gilt bis Montag."),
         "prose_password_es": lambda: (v := pw(), f"La contraseña es {v} para el entorno de pruebas."),
         "prose_password_ko": lambda: (v := pw(), f"관리자 비밀번호는 {v} 입니다."),
+        "plain_word_password": lambda: (v := g.rng.choice(["correcthorse", "bluefalcon", "orbitmaple", "quartzriver"]) + g.s(LOWER, 3), f"password={v}"),
+        "credential_pair": lambda: (v := pw(), f"requests.get(url, auth=(\"deploy\", \"{v}\"))"),
+        "xml_password": lambda: (v := pw().replace("<", "x").replace("&", "x"), f"<server>\n  <id>nexus</id>\n  <password>{v}</password>\n</server>"),
+        "jdbc_password": lambda: (v := pw().replace("&", "x"), f"jdbc:mysql://db.internal:3306/app?user=app&password={v}&useSSL=true"),
+        "uuid_api_key": lambda: (v := f"{g.s(HEX, 8)}-{g.s(HEX, 4)}-4{g.s(HEX, 3)}-a{g.s(HEX, 3)}-{g.s(HEX, 12)}", f"HEROKU_API_KEY={v}"),
         "prose_password_ja": lambda: (v := pw(), f"管理画面のパスワードは {v} です。"),
     }
 
 
-_WHOLE_LINE = {"pgpass", "netrc", "htpasswd"}  # file formats: a line of their own
+_WHOLE_LINE = {"pgpass", "netrc", "htpasswd", "plain_word_password"}  # a line of their own
 
 
 def secret_corpus(per_kind: int = 3, seed: int = 20261201) -> list[SecretSample]:
