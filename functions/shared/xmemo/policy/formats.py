@@ -46,6 +46,12 @@ def _encoded_pem(m: re.Match[str]) -> bool:
     return f.is_encoded_private_key(m.group(0))
 
 
+def _pem_body(m: re.Match[str]) -> bool:
+    """A key, not the shape of one (`-----BEGIN … PRIVATE KEY-----\n...\n-----END …`)."""
+    body = re.sub(r"-----[A-Z0-9 ]+-----", "", m.group(0))
+    return sum(len(run) for run in re.findall(r"[A-Za-z0-9+/=]{16,}", body)) >= 64
+
+
 def _rule(kind: str, pattern: str, anchors: tuple[str, ...], check=_body_ok, group: int | str = 0, flags: int = 0) -> Rule:
     return Rule(kind, re.compile(pattern, flags), group, check, anchors)
 
@@ -53,7 +59,7 @@ def _rule(kind: str, pattern: str, anchors: tuple[str, ...], check=_body_ok, gro
 _PEM_LABEL = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 FORMAT_RULES: list[Rule] = [
     # -- keys with armour or a structure -------------------------------------------------
-    _rule("private_key", _PEM_LABEL + r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", ("private key",), None, flags=re.S),
+    _rule("private_key", _PEM_LABEL + r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", ("private key",), _pem_body, flags=re.S),
     _rule("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{60,}={0,2}", ("ls0tls1crudjti",), _encoded_pem),
     _rule("putty_private_key", r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[ \t]*[0-9a-fA-F]+|\Z)", ("putty-user-key-file",), None, flags=re.S),
     _rule("age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("age-secret-key-1",), _age),

@@ -18,7 +18,7 @@ from .rules import Rule
 # -- what a label is made of -----------------------------------------------------------
 PASSWORD_WORDS = frozenset(
     "password passwd pwd pw pass passphrase passcode passwort kennwort contraseña contrasena clave mdp motdepasse "
-    "senha parola wachtwoord".split()
+    "senha parola wachtwoord requirepass masterauth".split()
 )
 SECRET_WORDS = frozenset("secret apikey privatekey secretkey accesskey appkey clientsecret credential credentials".split())
 TOKEN_WORDS = frozenset("token auth authtoken accesstoken refreshtoken bearer jwt signature".split())
@@ -80,7 +80,7 @@ def value_is_secret(value: str, strength: str) -> bool:
         return f.looks_like_password(value)
     if strength == "secret":
         return len(value) >= 8 and f.looks_like_password(value)
-    return f.looks_random(value, 16)
+    return f.looks_random(value, 16) or f.is_basic_credentials(value)  # docker config.json "auth"
 
 
 # -- assignments: `label [:=] value` in code, config, headers, query strings, prose ------------

@@ -11,7 +11,9 @@ import re
 from . import filters as f
 from .rules import Rule
 
-_CANDIDATE = re.compile(r"(?<![\w/+=.\-:%$@])(?P<b>[A-Za-z0-9+/_\-]{32,}={0,2})(?![\w/+=\-])")
+# not followed by "..." / "…" (a truncated example), not base64 JSON (`eyJ…`: a JWT's public
+# header; whole JWTs are a format rule of their own)
+_CANDIDATE = re.compile(r"(?<![\w/+=.\-:%$@])(?!eyJ)(?P<b>[A-Za-z0-9+/_\-]{32,}={0,2})(?![\w/+=\-]|\.\.\.|…)")
 _DIGEST_CONTEXT = re.compile(
     r"(?i)(?:sha\d*|md5|blake\w*|digest|checksum|integrity|hash|etag|fingerprint|nonce|oid|commit|revision|rev|"
     r"object id|request id|trace id|base64,|ssh-\w+|ecdsa-[\w-]+|key id|keyid|id|cid|ipfs|public[\w ]{0,8}key|pubkey|"

@@ -163,5 +163,13 @@ SNIPPETS = {
         'npm integrity sha1-Aj2Gt8u0BjNydp3UmE7hH5Fh1ws=',
         'nonce="r4nd0mN0nc3V4lu3XyZ12345678901234"',
         '<input type="hidden" name="csrf_token" value="{{ csrf_token() }}">',
+        '-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----',
+        '-----BEGIN OPENSSH PRIVATE KEY-----\n<paste your key here>\n-----END OPENSSH PRIVATE KEY-----',
+        'Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...',
+        '"auth": "dXNlcjpwYXNz"  # base64 of user:pass, the placeholder in the docs',
+        'api_key: str = Header(..., alias="X-API-Key")',
+        'トークンは環境変数から読み込みます。',
+        '토큰: 환경 변수에서 읽음',
+        'Secret: the roadmap is internal until Q3.',
     ],
 }

@@ -198,6 +198,8 @@ def _makers(g: _Gen):
         "xml_password": lambda: (v := pw().replace("<", "x").replace("&", "x"), f"<server>\n  <id>nexus</id>\n  <password>{v}</password>\n</server>"),
         "jdbc_password": lambda: (v := pw().replace("&", "x"), f"jdbc:mysql://db.internal:3306/app?user=app&password={v}&useSSL=true"),
         "uuid_api_key": lambda: (v := f"{g.s(HEX, 8)}-{g.s(HEX, 4)}-4{g.s(HEX, 3)}-a{g.s(HEX, 3)}-{g.s(HEX, 12)}", f"HEROKU_API_KEY={v}"),
+        "redis_requirepass": lambda: (v := g.s(ALNUM, 20), f"# redis.conf\nrequirepass {v}\nmaxmemory 2gb"),
+        "docker_config_auth": lambda: (v := base64.b64encode(f"ci:{pw()}".encode()).decode(), f'{{"auths": {{"registry.internal": {{"auth": "{v}"}}}}}}'),
         "prose_password_ja": lambda: (v := pw(), f"管理画面のパスワードは {v} です。"),
     }
 
