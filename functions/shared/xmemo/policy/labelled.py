@@ -62,7 +62,7 @@ def label_strength(label: str, before: str = "") -> str | None:
         return "password"
     if last in TOKEN_WORDS or (last.endswith("token") and len(last) > 5):
         return "token"
-    if last in SESSION_WORDS:
+    if last in SESSION_WORDS or last.endswith(("sessionid", "sessid")):  # JSESSIONID, PHPSESSID
         return "session"
     if last in SECRET_WORDS or last.endswith("secret"):
         return "secret"
@@ -97,7 +97,7 @@ ASSIGNMENT = re.compile(
     r"(?P<label>" + NATIVE_LABELS + r"|[A-Za-z_][\w.\-]*)"
     r"[\"'`]?\]?\??[ \t]*(?P<sep>:=|=>|->|==|[:=：]"
     r"|(?:[ \t]+(?:for|of|on|to|in|de|du|des|pour|für|von|vom|del|para|en)[ \t][^\n:=\"'`]{1,40}?)?"  # the password for the admin is
-    r"(?:[ \t]*[:：]|[ \t]+(?:is|was|est|ist|lautet|es|era|sind)(?:[ \t]*:)?)|[ \t])[ \t]*" + _VALUE,
+    r"(?:[ \t]*[:：]|[ \t]+(?:is|was|est|c'est|était|sera|ist|lautet|war|heißt|es|era|será|sind)(?!\w)(?:[ \t]*:)?)|[ \t])[ \t]*" + _VALUE,
     re.I,
 )
 # one flat lowercase alternation, searched in the lowercased text: much faster than re.I
@@ -197,11 +197,16 @@ def _plain_word_password(m: re.Match[str], g: str, value: str) -> bool:
 ASSIGNMENT_RULE = _LabelRule("password", ASSIGNMENT)
 
 # Japanese / Korean prose puts the value after a particle: パスワードは X です, 비밀번호는 X
-_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|$)|[ \t\n])", re.M)
+_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|야|요|임|이고|고|$)|[ \t\n])"
+    r"|(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가|[:：])?[ \t]*[「『](?P<q>[^」』\n]{4,})[」』]", re.M)
+
+
+def _cjk_group(m: re.Match[str]) -> str:
+    return "b" if m.group("b") is not None else "q"
 
 
 def _cjk_ok(m: re.Match[str]) -> bool:
-    v = m.group("b").rstrip(".,;:")
+    v = m.group(_cjk_group(m)).rstrip(".,;:")
     return f.looks_like_password(v) and not f.is_reference(v)
 
 
@@ -294,7 +299,7 @@ CONTEXT_RULES: list[Rule] = [
     Rule("basic_auth", _BASIC, "b", _basic_ok, ("basic",)),
     Rule("authorization_header", _AUTH_OTHER, "b", _random_ok, ("authorization",)),
     Rule("password_hash", _CRYPT, "b", None, ("$",)),
-    Rule("password", _CJK, "b", _cjk_ok, ("パスワード", "暗証番号", "비밀번호", "암호", "패스워드")),
+    Rule("password", _CJK, _cjk_group, _cjk_ok, ("パスワード", "暗証番号", "비밀번호", "암호", "패스워드")),
     *CLI_RULES,
     ASSIGNMENT_RULE,
 ]

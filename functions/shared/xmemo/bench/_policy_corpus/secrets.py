@@ -188,11 +188,11 @@ def _makers(g: _Gen):
         "yaml_password": lambda: (v := pw(), f"database:\n  user: app\n  password: \"{v}\"\n  host: db.internal"),
         "connection_string": lambda: (v := pw().replace(";", "9"), f"Server=tcp:sql.internal,1433;Database=orders;User ID=app;Password={v};Encrypt=True"),
         "htpasswd": lambda: (v := "$2y$10$" + g.s("./" + ALNUM, 53), f"admin:{v}"),
-        "prose_password_en": lambda: (v := pw(), f"FYI the password for the staging admin is {v} until we move it to Vault."),
-        "prose_password_fr": lambda: (v := pw(), f"Le mot de passe est {v}, ne le partage pas."),
-        "prose_password_de": lambda: (v := pw(), f"Das Passwort lautet {v} und gilt bis Montag."),
-        "prose_password_es": lambda: (v := pw(), f"La contraseña es {v} para el entorno de pruebas."),
-        "prose_password_ko": lambda: (v := pw(), f"관리자 비밀번호는 {v} 입니다."),
+        "prose_password_en": lambda: (v := pw(), g.rng.choice(["FYI the password for the staging admin is {v} until we move it to Vault.", "pw: {v}", "the root password was {v}"]).format(v=v)),
+        "prose_password_fr": lambda: (v := pw(), g.rng.choice(["Le mot de passe est {v}, ne le partage pas.", "le mdp c'est {v}", "Mot de passe du wifi : {v}"]).format(v=v)),
+        "prose_password_de": lambda: (v := pw(), g.rng.choice(["Das Passwort lautet {v} und gilt bis Montag.", "Kennwort für den Router: {v}", "das Passwort ist {v}"]).format(v=v)),
+        "prose_password_es": lambda: (v := pw(), g.rng.choice(["La contraseña es {v} para el entorno de pruebas.", "contraseña del admin: {v}", "la clave del wifi es {v}"]).format(v=v)),
+        "prose_password_ko": lambda: (v := pw(), g.rng.choice(["관리자 비밀번호는 {v} 입니다.", "비밀번호: {v}", "서버 비밀번호는 {v}야"]).format(v=v)),
         "plain_word_password": lambda: (v := g.rng.choice(["correcthorse", "bluefalcon", "orbitmaple", "quartzriver"]) + g.s(LOWER, 3), f"password={v}"),
         "credential_pair": lambda: (v := pw(), f"requests.get(url, auth=(\"deploy\", \"{v}\"))"),
         "xml_password": lambda: (v := pw().replace("<", "x").replace("&", "x"), f"<server>\n  <id>nexus</id>\n  <password>{v}</password>\n</server>"),
@@ -200,7 +200,7 @@ def _makers(g: _Gen):
         "uuid_api_key": lambda: (v := f"{g.s(HEX, 8)}-{g.s(HEX, 4)}-4{g.s(HEX, 3)}-a{g.s(HEX, 3)}-{g.s(HEX, 12)}", f"HEROKU_API_KEY={v}"),
         "redis_requirepass": lambda: (v := g.s(ALNUM, 20), f"# redis.conf\nrequirepass {v}\nmaxmemory 2gb"),
         "docker_config_auth": lambda: (v := base64.b64encode(f"ci:{pw()}".encode()).decode(), f'{{"auths": {{"registry.internal": {{"auth": "{v}"}}}}}}'),
-        "prose_password_ja": lambda: (v := pw(), f"管理画面のパスワードは {v} です。"),
+        "prose_password_ja": lambda: (v := pw(), g.rng.choice(["管理画面のパスワードは {v} です。", "パスワード：{v}", "パスワードは「{v}」で入れてください"]).format(v=v)),
     }
 
 
