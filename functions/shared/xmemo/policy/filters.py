@@ -67,6 +67,8 @@ _IDENTIFIER = re.compile(r"^[a-z][a-z]*(?:_[a-z]+)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^[
 _PATH = re.compile(r"^(?:\.{1,2}/|~/|/)[\w./\-]+$|^(?=[^+=]*/)(?=(?:.*/)?[a-z]{3,}(?:[/\-_.]|$))[\w.\-]+(?:/[\w.\-]+)+$")
 _WORDLIKE = re.compile(r"^[A-Za-z]?[a-z]+(?:[-_. ][A-Za-z]?[a-z]+)*$|^[A-Z]+(?:[-_][A-Z]+)*$")
 _DEMO = re.compile(r"(?i)(?:^|[-_.])(?:test|demo|mock|dev|local|sample|dummy)(?:[-_.]|$)")
+# a digest written with its algorithm: sha256=…, sha512-…, md5:…
+ALGORITHM_PREFIX = re.compile(r"(?i)^(?:sha\d*|md5|sha3-\d+|blake2[bs]?)[-_=:]")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -133,7 +135,7 @@ def looks_random(value: str, min_len: int = 16) -> bool:
     """A machine-made token: long, several character kinds, high entropy for its length.
     Hex strings pass only when long enough to be a key rather than a word."""
     v = value.strip("\"'`")
-    if len(v) < min_len or is_placeholder(v) or is_wordlike(v) or is_reference(v):
+    if len(v) < min_len or is_placeholder(v) or is_wordlike(v) or is_reference(v) or ALGORITHM_PREFIX.match(v):
         return False
     if _HEX.match(v):
         return len(v) >= 20 and entropy(v) >= 3.0 and any(c.isdigit() for c in v) and any(c.isalpha() for c in v)

@@ -21,11 +21,11 @@ PASSWORD_WORDS = frozenset(
     "senha parola wachtwoord requirepass masterauth".split()
 )
 SECRET_WORDS = frozenset("secret apikey privatekey secretkey accesskey appkey clientsecret credential credentials".split())
-TOKEN_WORDS = frozenset("token auth authtoken accesstoken refreshtoken bearer jwt signature".split())
+TOKEN_WORDS = frozenset("token auth authtoken accesstoken refreshtoken bearer jwt".split())
 SESSION_WORDS = frozenset("session sessionid sessid sid sess cookie".split())  # ids in logs: random values only
 KEY_QUALIFIERS = frozenset(
     "api access secret private app application auth client signing encryption master account service consumer ssh "
-    "sas shared storage admin write deploy integration session jwt hmac cipher subscription function license encryption".split()
+    "sas shared storage admin write deploy integration session jwt hmac cipher subscription function license".split()
 )
 # words in a label that make it name something about a secret rather than the secret
 NOT_SECRET_WORDS = frozenset(

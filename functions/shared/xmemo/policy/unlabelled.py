@@ -19,13 +19,12 @@ _DIGEST_CONTEXT = re.compile(
     r"object id|request id|trace id|base64,|ssh-\w+|ecdsa-[\w-]+|key id|keyid|id|cid|ipfs|public[\w ]{0,8}key|pubkey|"
     r"cert\w*)[\"'\s:=\-(]*$"
 )
-_ALGORITHM_PREFIX = re.compile(r"(?i)^(?:sha\d*|md5|sha3-\d+|blake2[bs]?)[-_]")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S)
 
 
 def _random_enough(m: re.Match[str]) -> bool:
     v = m.group("b")
-    if f.is_hex(v) or _ALGORITHM_PREFIX.match(v) or sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))) < 3:
+    if f.is_hex(v) or f.ALGORITHM_PREFIX.match(v) or sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))) < 3:
         return False
     if not f.looks_random(v, 32) or f.entropy(v) < 4.2:
         return False

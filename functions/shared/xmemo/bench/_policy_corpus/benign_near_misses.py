@@ -171,5 +171,7 @@ SNIPPETS = {
         'トークンは環境変数から読み込みます。',
         '토큰: 환경 변수에서 읽음',
         'Secret: the roadmap is internal until Q3.',
+        'X-Hub-Signature-256: sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
+        'Digest: sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=',
     ],
 }
