@@ -94,6 +94,14 @@ def measure(tools: dict[str, tuple[Callable[[str], bool], Callable[[SecretSample
     return report
 
 
+# 8,000-character inputs built to make label, flag and URL rules work hardest
+ADVERSARIAL = [
+    ("password= " * 800)[:8000], ("mysql " * 1400)[:8000], ("curl -u a " * 800)[:8000], ("token " * 1400)[:8000],
+    ("https://u:p@h/ " * 600)[:8000], ("pw=ab " * 1400)[:8000], "-----BEGIN PRIVATE KEY-----\n" + "A" * 7972,
+    ("Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF" * 250)[:8000], ("--password x " * 620)[:8000], ("パスワードは" * 1400)[:8000],
+]
+
+
 def time_per_call(repeat: int) -> dict[str, Any]:
     """Time of `apply_policy` per call over every corpus text, and on an 8,000-character
     note (the content bound), in milliseconds: wall clock, and this process's CPU time
@@ -112,7 +120,8 @@ def time_per_call(repeat: int) -> dict[str, Any]:
                 "cpu_p50_ms": latency_summary(cpu)["p50_ms"], "cpu_p95_ms": latency_summary(cpu)["p95_ms"],
                 "cpu_mean_ms": round(statistics.fmean(cpu), 4)}
 
-    return {"corpus_texts": timed(texts * repeat), "note_8000_chars": timed([big] * max(3, repeat * 3))}
+    return {"corpus_texts": timed(texts * repeat), "note_8000_chars": timed([big] * max(3, repeat * 3)),
+            "adversarial_8000_chars": timed(ADVERSARIAL * repeat)}
 
 
 def render(report: dict[str, Any]) -> str:
