@@ -1,0 +1,36 @@
+"""The safety net for secrets with neither a known format nor a label: a long run of
+base64 / base64url characters that mixes upper case, lower case and digits with the
+entropy of random text. Hex strings (hashes, commit ids), UUIDs, URL path segments, hash
+digests written with their algorithm, and the bodies of public keys and certificates are
+left alone: they are what code and notes are full of."""
+
+from __future__ import annotations
+
+import re
+
+from . import filters as f
+from .rules import Rule
+
+# not followed by "..." / "…" (a truncated example), not base64 JSON (`eyJ…`: a JWT's public
+# header; whole JWTs are a format rule of their own)
+_CANDIDATE = re.compile(r"(?<![\w/+=.\-:%$@])(?!eyJ)(?P<b>[A-Za-z0-9+/_\-]{32,}={0,2})(?![\w/+=\-]|\.\.\.|…)")
+_DIGEST_CONTEXT = re.compile(
+    r"(?i)(?:sha\d*|md5|blake\w*|digest|checksum|integrity|hash|etag|fingerprint|nonce|oid|commit|revision|rev|"
+    r"object id|request id|trace id|base64,|ssh-\w+|ecdsa-[\w-]+|key id|keyid|id|cid|ipfs|public[\w ]{0,8}key|pubkey|"
+    r"cert\w*)[\"'\s:=\-(]*$"
+)
+_PUBLIC_BLOCK = re.compile(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S)
+
+
+def _random_enough(m: re.Match[str]) -> bool:
+    v = m.group("b")
+    if f.is_hex(v) or f.ALGORITHM_PREFIX.match(v) or sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))) < 3:
+        return False
+    if not f.looks_random(v, 32) or f.entropy(v) < 4.2:
+        return False
+    if _DIGEST_CONTEXT.search(m.string[max(0, m.start() - 32) : m.start()]):
+        return False
+    return not any(b.start() <= m.start() < b.end() for b in _PUBLIC_BLOCK.finditer(m.string))
+
+
+UNLABELLED_RULE = Rule("high_entropy_string", _CANDIDATE, "b", _random_enough)
