@@ -184,7 +184,7 @@ def test_timeouts_fit_inside_the_gateway_and_the_store_deadline(source):
 def test_every_generated_function_has_the_layer_but_the_token_trigger(cfn):
     layers = {n for n, r in cfn["Resources"].items() if r["Type"] == "AWS::Lambda::LayerVersion"}
     functions = resources(cfn, "AWS::Lambda::Function")
-    assert len(functions) == 11  # 8 behind the API (the console's included), pre-token, index init, purge
+    assert len(functions) == 12  # 9 behind the API (the console and the OAuth facade included), pre-token, index init, purge
     for name, props in functions.items():
         if name in rules.LAYERLESS:
             assert "Layers" not in props, name
