@@ -35,6 +35,10 @@ SKIPS: dict[str, str] = {
                    "roles); Lambda encrypts it at rest with its service key.",
     "CKV_AWS_158": "The log groups hold no memory content and no token (the access-log format has no bodies or "
                    "headers, DataTraceEnabled is off); CloudWatch Logs encrypts them at rest.",
+    "CKV_AWS_119": "The MCP authorization server's table holds client registrations, short-lived pending logins "
+                   "and SHA-256 digests of codes and refresh tokens, never a usable secret; it is encrypted at rest "
+                   "with DynamoDB's AWS-managed key, and a customer-managed key would add a KMS call to every token "
+                   "request without protecting anything more.",
     "CKV_AWS_317": "Audit logs exist only with fine-grained access control; this domain admits exactly three "
                    "roles through its IAM policy and denies every other principal (template_rules, point 4).",
     "CKV_AWS_18": "Server access logs of the snapshot bucket would need a second bucket; only OpenSearch's "
