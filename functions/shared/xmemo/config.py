@@ -145,7 +145,16 @@ class McpSettings(_Group):
         "authorization server (the public base URL) or the Cognito user pool issuer "
         "`https://cognito-idp.<region>.amazonaws.com/<pool-id>`. Default on loopback: the local gateway itself.",
     )
-    # -- MCP authorization server (xmemo.oauth) ---------------------------------------------
+    mcp_allowed_origins: tuple[str, ...] = Field(
+        (),
+        description="Browser origins allowed to call /mcp (JSON list). A request carrying any other `Origin` is "
+        "refused with 403 (DNS-rebinding protection); clients that send no Origin are unaffected.",
+    )
+
+
+class OAuthSettings(_Group):
+    """The authorization server for MCP clients (`xmemo.oauth`), in front of Cognito on AWS."""
+
     oauth_table: str | None = Field(
         None, description="DynamoDB table of the authorization server's state on AWS (TTL attribute `expires_at`)."
     )
@@ -165,12 +174,6 @@ class McpSettings(_Group):
     oauth_registrations_per_hour: int = Field(
         30, ge=1, description="Dynamic client registrations one source address may make per hour."
     )
-    mcp_allowed_origins: tuple[str, ...] = Field(
-        (),
-        description="Browser origins allowed to call /mcp (JSON list). A request carrying any other `Origin` is "
-        "refused with 403 (DNS-rebinding protection); clients that send no Origin are unaffected.",
-    )
-
 
 
 class ConsoleSettings(_Group):
@@ -257,7 +260,7 @@ class PackingSettings(_Group):
     )
 
 
-class Settings(BaseSettings, ConsoleSettings, PackingSettings, RetrievalSettings, CaptureSettings, GatewaySettings, McpSettings, EdgeSettings, BedrockSettings, EmbedderSettings, OpenSearchSettings, SQLiteSettings, StoreSettings):
+class Settings(BaseSettings, OAuthSettings, ConsoleSettings, PackingSettings, RetrievalSettings, CaptureSettings, GatewaySettings, McpSettings, EdgeSettings, BedrockSettings, EmbedderSettings, OpenSearchSettings, SQLiteSettings, StoreSettings):
     """All groups, read from `XMEMO_*` environment variables (defaults suit a laptop)."""
 
     model_config = SettingsConfigDict(env_prefix="XMEMO_", extra="ignore", frozen=True)
