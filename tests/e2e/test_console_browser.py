@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.gateway import ROOT, XMEMO
+from tests import ROOT
+from xmemo.local.spawn import xmemo_command
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -386,7 +387,7 @@ def test_the_link_make_run_prints_signs_in(browser, tmp_path):
     """`xmemo serve --print-token` (what `make run` runs) prints a console link that works."""
     env = {**os.environ, "XMEMO_DATA_DIR": str(tmp_path), "XMEMO_PORT": "0", "XMEMO_EMBEDDER": "none", "XMEMO_STORE": "sqlite"}
     env.pop("XMEMO_ISSUER", None)
-    serve = subprocess.Popen([str(XMEMO), "serve", "--quiet", "--print-token", "erin"], cwd=ROOT, env=env,
+    serve = subprocess.Popen([*xmemo_command(), "serve", "--quiet", "--print-token", "erin"], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = []

@@ -16,7 +16,8 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from tests.gateway import XMEMO, start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway, xmemo_command
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "login-password-42"
@@ -25,12 +26,12 @@ ACCESS_TTL = 3
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("login-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False)
-    added = subprocess.run([str(XMEMO), "user", "add", "fred", "--team", "ops"], input=PASSWORD + "\n", env=gw.env,
+    gw = start_gateway(tmp_path_factory.mktemp("login-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT)
+    added = subprocess.run([*xmemo_command(), "user", "add", "fred", "--team", "ops"], input=PASSWORD + "\n", env=gw.env,
                            capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
     yield gw
-    stop_gateway(gw)
+    gw.stop()
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def browse(url: str) -> None:
 @pytest.fixture(scope="module")
 def logged_in(gateway, config):
     env = {**gateway.env, "XMEMO_CONFIG_DIR": str(config)}
-    proc = subprocess.Popen([str(XMEMO), "login", "--url", gateway.url + "/mcp", "--no-browser", "--timeout", "60"],
+    proc = subprocess.Popen([*xmemo_command(), "login", "--url", gateway.url + "/mcp", "--no-browser", "--timeout", "60"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline().startswith("Open this URL")
     url = proc.stdout.readline().strip()
@@ -79,7 +80,7 @@ def test_login_stores_only_a_refresh_token_owner_only(logged_in, config, gateway
 
 
 def stdio(env, url: str, lines: list[dict], pause_before_last: float = 0.0) -> tuple[list[dict], str]:
-    proc = subprocess.Popen([str(XMEMO), "mcp-stdio", "--url", url], env=env, stdin=subprocess.PIPE,
+    proc = subprocess.Popen([*xmemo_command(), "mcp-stdio", "--url", url], env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     answers = []
     for i, message in enumerate(lines):
@@ -143,7 +144,7 @@ def test_mcp_stdio_on_client_credentials(gateway, tmp_path):
 def test_mcp_stdio_without_any_credential(gateway, tmp_path):
     env = {**gateway.env, "XMEMO_CONFIG_DIR": str(tmp_path / "empty")}
     env.pop("XMEMO_TOKEN", None)
-    proc = subprocess.run([str(XMEMO), "mcp-stdio", "--url", gateway.url + "/mcp"], env=env, input="",
+    proc = subprocess.run([*xmemo_command(), "mcp-stdio", "--url", gateway.url + "/mcp"], env=env, input="",
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "xmemo login --url" in proc.stderr
 

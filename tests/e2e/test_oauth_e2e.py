@@ -18,7 +18,8 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 import pytest
 
-from tests.gateway import XMEMO, start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway, xmemo_command
 from tests.oauth.cimd_server import DocumentServer
 
 pytestmark = pytest.mark.e2e
@@ -28,12 +29,12 @@ PASSWORD = "e2e-password-123"
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("oauth-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False)
-    added = subprocess.run([str(XMEMO), "user", "add", "dana", "--team", "acme"], input=PASSWORD + "\n",
+    gw = start_gateway(tmp_path_factory.mktemp("oauth-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT)
+    added = subprocess.run([*xmemo_command(), "user", "add", "dana", "--team", "acme"], input=PASSWORD + "\n",
                            env=gw.env, capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
     yield gw
-    stop_gateway(gw)
+    gw.stop()
 
 
 @pytest.fixture(scope="module")

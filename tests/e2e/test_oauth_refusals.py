@@ -17,7 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from tests.gateway import XMEMO, start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway, xmemo_command
 from tests.oauth.cimd_server import DocumentServer
 
 pytestmark = pytest.mark.e2e
@@ -29,12 +30,12 @@ REFRESH_TTL = 4
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("oauth-refusals"), {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL)})
-    added = subprocess.run([str(XMEMO), "user", "add", "erin"], input=PASSWORD + "\n", env=gw.env,
+    gw = start_gateway(tmp_path_factory.mktemp("oauth-refusals"), {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL)}, cwd=ROOT)
+    added = subprocess.run([*xmemo_command(), "user", "add", "erin"], input=PASSWORD + "\n", env=gw.env,
                            capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
     yield gw
-    stop_gateway(gw)
+    gw.stop()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import boto3
 import httpx
 import pytest
 
-from tests.gateway import free_port
+from xmemo.local.spawn import free_port
 from xmemo.oauth.dynamo import TTL_ATTRIBUTE, DynamoState
 from xmemo.oauth.state import SqliteState
 

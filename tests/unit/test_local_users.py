@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.gateway import XMEMO
+from xmemo.local.spawn import xmemo_command
 from xmemo.local.users import UserRegistry
 
 
@@ -32,10 +32,10 @@ def test_bad_names_and_short_passwords(tmp_path, name, password):
 
 def test_cli_reads_the_password_from_stdin(tmp_path):
     env = {"XMEMO_DATA_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    ok = subprocess.run([str(XMEMO), "user", "add", "carol", "--team", "acme"], input="carol-password\n",
+    ok = subprocess.run([*xmemo_command(), "user", "add", "carol", "--team", "acme"], input="carol-password\n",
                         env=env, capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "carol-password" not in ok.stdout + ok.stderr
     assert UserRegistry(tmp_path).authenticate("carol", "carol-password").teams == ["acme"]
-    bad = subprocess.run([str(XMEMO), "user", "add", "dave", "--team", "Not A Slug"], input="dave-password\n",
+    bad = subprocess.run([*xmemo_command(), "user", "add", "dave", "--team", "Not A Slug"], input="dave-password\n",
                          env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and UserRegistry(tmp_path).get("dave") is None
