@@ -96,13 +96,14 @@ def body_of(response: httpx.Response) -> Any:
 
 @dataclass
 class Plan:
-    """The steps of one call. `tries` counts the attempts made (for tests and logs)."""
+    """The steps of one call; `tries` and `waits` record what it took."""
 
     call: Call
     retry: Retry
     timeout: float
     clock: Any = time.monotonic
     tries: int = field(default=0, init=False)
+    waits: list[float] = field(default_factory=list, init=False)
 
     def steps(self) -> Generator[Step, Any, Any]:
         started = self.clock()
@@ -135,6 +136,7 @@ class Plan:
             wait = self.retry.delay(self.tries - 1, wait_hint)
             if self.clock() - started + wait > self.retry.deadline:
                 raise failure
+            self.waits.append(wait)
             yield Sleep(wait)
 
 
