@@ -105,6 +105,26 @@ class Settings(BaseSettings):
         "user pool issuer `https://cognito-idp.<region>.amazonaws.com/<pool-id>`. Default on loopback: the "
         "local gateway itself.",
     )
+    # -- MCP authorization server (xmemo.oauth) ---------------------------------------------
+    oauth_table: str | None = Field(
+        None, description="DynamoDB table of the authorization server's state on AWS (TTL attribute `expires_at`)."
+    )
+    cognito_domain: str | None = Field(
+        None, description="Cognito hosted-login URL the authorization server sends people to on AWS, "
+        "`https://<prefix>.auth.<region>.amazoncognito.com`.",
+    )
+    cognito_client_id: str | None = Field(
+        None, description="The interactive (authorization code + PKCE) Cognito app client behind the authorization server."
+    )
+    oauth_access_ttl_s: int = Field(
+        3600, ge=1, le=86400, description="Lifetime of the access tokens the local gateway issues (Cognito's is AccessTokenMinutes)."
+    )
+    oauth_refresh_ttl_s: int = Field(
+        30 * 86400, ge=1, description="How long a refresh token stays usable (Cognito's RefreshTokenValidity: 30 days)."
+    )
+    oauth_registrations_per_hour: int = Field(
+        30, ge=1, description="Dynamic client registrations one source address may make per hour."
+    )
     mcp_allowed_origins: tuple[str, ...] = Field(
         (),
         description="Browser origins allowed to call /mcp (JSON list). A request carrying any other `Origin` is "

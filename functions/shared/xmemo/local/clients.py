@@ -16,10 +16,14 @@ from pathlib import Path
 
 # The app client `xmemo token` issues for: always known to the local gateway.
 CLI_CLIENT_ID = "xmemo-local-cli"
+# The interactive app client (authorization code + PKCE) behind the local authorization
+# server, as Cognito's InteractiveClient is on AWS: its tokens carry this client_id.
+INTERACTIVE_CLIENT_ID = "xmemo-local-interactive"
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 
 
-def _hash(secret: str, salt: bytes) -> str:
+def hash_secret(secret: str, salt: bytes) -> str:
+    """Salted scrypt: slow on purpose, so a stolen file does not yield secrets cheaply."""
     return hashlib.scrypt(secret.encode(), salt=salt, **_SCRYPT).hex()
 
 
@@ -33,7 +37,7 @@ class Client:
     secret_hash: str = ""
 
     def check(self, secret: str) -> bool:
-        return hmac.compare_digest(_hash(secret, bytes.fromhex(self.salt)), self.secret_hash)
+        return hmac.compare_digest(hash_secret(secret, bytes.fromhex(self.salt)), self.secret_hash)
 
 
 class ClientRegistry:
@@ -65,7 +69,7 @@ class ClientRegistry:
             scopes=sorted(set(scopes)),
             teams=sorted(set(teams)),
             salt=salt.hex(),
-            secret_hash=_hash(secret, salt),
+            secret_hash=hash_secret(secret, salt),
         )
         with self._lock:
             clients = self._load()
@@ -82,7 +86,7 @@ class ClientRegistry:
         return client if client is not None and client.check(secret) else None
 
     def is_known(self, client_id: str) -> bool:
-        return client_id == CLI_CLIENT_ID or self.get(client_id) is not None
+        return client_id in (CLI_CLIENT_ID, INTERACTIVE_CLIENT_ID) or self.get(client_id) is not None
 
     def all(self) -> list[Client]:
         with self._lock:

@@ -3,13 +3,12 @@
 For every route of `template.yaml` it verifies the bearer token (401 like API Gateway),
 checks the route's scopes (403 `insufficient_scope`), builds the REST proxy event with the
 claims as strings, and invokes the same handler a Lambda would run. It also serves the
-pieces of Cognito that clients need locally: the JWKS and a client-credentials
-`POST /oauth2/token`."""
+pieces of Cognito that clients need locally (the JWKS), and the MCP authorization
+server (`xmemo.oauth`: metadata, registration, a login form, `POST /oauth2/token`)."""
 
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import sys
 import threading
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Mapping
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..api import error_body
 from ..config import Settings
@@ -28,12 +27,12 @@ from .clients import ClientRegistry
 from .events import claims_as_strings, rest_event
 from .functions import FunctionMissing, FunctionPool
 from .keys import SigningKey
+from .oauth import local_facade
 from .template import Route, routes_of
-from .tokens import VerifiedTokens, full_scopes, issue_token, issuer_of
+from .tokens import VerifiedTokens, issuer_of
 from .workers import HandlerCrashed, WorkerPool
 
 MAX_BODY = 10 * 1024 * 1024  # API Gateway's payload limit
-TOKEN_TTL = 3600
 HOST = "127.0.0.1"
 
 
@@ -79,11 +78,10 @@ class Gateway:
         # Gateway-owned endpoints (not Lambda routes): (method, path) → handler.
         self.endpoints: dict[tuple[str, str], Callable[[Request], Reply]] = {
             ("GET", "/.well-known/jwks.json"): lambda _r: Reply.json(200, self.key.jwks()),
-            ("GET", "/.well-known/openid-configuration"): self._discovery,
-            ("POST", "/oauth2/token"): self._token,
             ("GET", "/openapi.json"): self._openapi,
         }
         self._openapi_doc: bytes | None = None
+        self.oauth = local_facade(settings, self.key, self.clients, self.base_url)
 
     @property
     def issuer(self) -> str:
@@ -103,6 +101,9 @@ class Gateway:
             return self._pools[route.function]
 
     def handle(self, req: Request) -> Reply:
+        if self.oauth.handles(req.method, req.path):  # the authorization server, before any template route
+            answer = self.oauth.handle(req.method, req.path, req.query, req.headers, req.body, source="loopback")
+            return Reply(answer.status, answer.body, answer.headers)
         endpoint = self.endpoints.get((req.method, req.path))
         if endpoint is not None:
             return endpoint(req)
@@ -203,20 +204,7 @@ class Gateway:
         data = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode("utf-8")
         return Reply(int(result.get("statusCode", 200)), data, headers)
 
-    # -- Cognito stand-ins -----------------------------------------------------------------
-    def _discovery(self, _req: Request) -> Reply:
-        return Reply.json(
-            200,
-            {
-                "issuer": self.issuer,
-                "jwks_uri": f"{self.issuer}/.well-known/jwks.json",
-                "token_endpoint": f"{self.issuer}/oauth2/token",
-                "grant_types_supported": ["client_credentials"],
-                "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-                "scopes_supported": full_scopes(["memory:read", "memory:write", "memory:temporary"], self.settings.resource_server),
-            },
-        )
-
+    # -- public documents --------------------------------------------------------------
     def _openapi(self, _req: Request) -> Reply:
         """The REST API's OpenAPI 3.1 document (public, like a published spec), built once."""
         if self._openapi_doc is None:
@@ -225,27 +213,6 @@ class Gateway:
             doc = build_openapi(self.template, self.settings.resource_server, self.issuer)
             self._openapi_doc = json.dumps(doc).encode()
         return Reply(200, self._openapi_doc, {"Content-Type": "application/json"})
-
-    def _token(self, req: Request) -> Reply:
-        """Client-credentials grant (RFC 6749 §4.4), answered as Cognito's token endpoint."""
-        form = {k: v[-1] for k, v in parse_qs(req.body.decode("utf-8", "replace")).items()}
-        client_id, secret = form.get("client_id"), form.get("client_secret")
-        auth = req.header("Authorization") or ""
-        if auth[:6].lower() == "basic ":
-            try:
-                client_id, _, secret = base64.b64decode(auth[6:]).decode().partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                return Reply.json(401, {"error": "invalid_client"})
-        if form.get("grant_type") != "client_credentials":
-            return Reply.json(400, {"error": "unsupported_grant_type"})
-        client = self.clients.authenticate(client_id or "", secret or "")
-        if client is None:
-            return Reply.json(401, {"error": "invalid_client"})
-        wanted = full_scopes(form["scope"].split(), self.settings.resource_server) if form.get("scope") else client.scopes
-        if not set(wanted) <= set(client.scopes):
-            return Reply.json(400, {"error": "invalid_scope"})
-        token = issue_token(self.settings, self.key, scopes=wanted, client_id=client.client_id, teams=client.teams, ttl=TOKEN_TTL)
-        return Reply.json(200, {"access_token": token, "expires_in": TOKEN_TTL, "token_type": "Bearer"}, {"Cache-Control": "no-store"})
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,0 +1,151 @@
+"""The authorization server over HTTP, framework-free: the Lambda handler and the local
+gateway both call `Facade.handle` with the request's parts and send back the `Answer`.
+
+Nothing here logs: codes, tokens and passwords pass through only in bodies and the
+`Location` header of the redirects."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qs
+
+from .errors import OAuthError
+from .server import AuthorizationServer, AuthRequest
+
+AUTHORIZE, TOKEN, REGISTER, CALLBACK = "/oauth2/authorize", "/oauth2/token", "/oauth2/register", "/oauth2/callback"
+METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+PATHS = (*METADATA_PATHS, AUTHORIZE, TOKEN, REGISTER, CALLBACK)
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+MAX_FORM = 16 * 1024
+
+# username, password → the grant `complete` keeps (None: refused). Only the local gateway has one.
+Login = Callable[[str, str], "dict[str, Any] | None"]
+# (login id, Cognito's code) → the grant; only the AWS façade has one.
+Callback = Callable[[str, str], "dict[str, Any]"]
+
+
+@dataclass
+class Answer:
+    status: int
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def json(cls, status: int, data: Any, headers: Mapping[str, str] | None = None) -> "Answer":
+        return cls(status, json.dumps(data).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+    @classmethod
+    def page(cls, status: int, text: str, headers: Mapping[str, str] | None = None) -> "Answer":
+        return cls(status, text.encode(), {"Content-Type": "text/html; charset=utf-8", **NO_STORE,
+                                          "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+                                          "X-Frame-Options": "DENY", **(headers or {})})
+
+    @classmethod
+    def redirect(cls, location: str, status: int = 302) -> "Answer":
+        return cls(status, b"", {"Location": location, **NO_STORE})
+
+
+def form_of(body: bytes) -> dict[str, str]:
+    """An x-www-form-urlencoded body; a repeated parameter is refused (RFC 6749 §3.1)."""
+    parsed = parse_qs(body[:MAX_FORM].decode("utf-8", "replace"), keep_blank_values=True)
+    if any(len(v) > 1 for v in parsed.values()):
+        raise OAuthError("invalid_request", "a parameter is repeated")
+    return {k: v[0] for k, v in parsed.items()}
+
+
+class Facade:
+    def __init__(self, server: AuthorizationServer, *, login: Login | None = None, callback: Callback | None = None,
+                 extra_metadata: Mapping[str, Any] | None = None):
+        self.server = server
+        self._login = login
+        self._callback = callback
+        self._extra = dict(extra_metadata or {})
+
+    def handles(self, method: str, path: str) -> bool:
+        return path in PATHS
+
+    def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, source: str) -> Answer:
+        try:
+            if path in METADATA_PATHS and method == "GET":
+                return Answer.json(200, {**self.server.metadata(), **self._extra}, {"Cache-Control": "public, max-age=3600"})
+            if path == AUTHORIZE and method == "GET":
+                return self._authorize(form_of(query.encode()))
+            if path == AUTHORIZE and method == "POST" and self._login is not None:
+                return self._submit(form_of(body))
+            if path == CALLBACK and method == "GET" and self._callback is not None:
+                return self._upstream_return(form_of(query.encode()))
+            if path == REGISTER and method == "POST":
+                return self._register(body, source)
+            if path == TOKEN and method == "POST":
+                status, answer = self.server.token(form_of(body), _header(headers, "Authorization"))
+                return Answer.json(status, answer, NO_STORE)
+        except OAuthError as exc:
+            if exc.location:
+                return Answer.redirect(exc.location)
+            if path in (AUTHORIZE, CALLBACK):
+                return Answer.page(exc.status, _error_page(exc))
+            return Answer.json(exc.status, exc.body(), NO_STORE)
+        return Answer.json(405, {"error": "invalid_request", "error_description": f"{method} is not allowed here"})
+
+    def _authorize(self, params: dict[str, str]) -> Answer:
+        txn, request, login_url = self.server.begin(params)
+        if login_url is not None:
+            return Answer.redirect(login_url)
+        return Answer.page(200, login_page(txn, request))
+
+    def _submit(self, form: dict[str, str]) -> Answer:
+        txn = form.get("txn", "")
+        request = self.server.pending(txn)
+        if request is None:
+            raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
+        grant = self._login(form.get("username", ""), form.get("password", ""))  # type: ignore[misc]
+        if grant is None:
+            if self.server.failed_login(txn):
+                return Answer.redirect(self.server.deny(txn, "access_denied", "too many failed logins"), 303)
+            return Answer.page(401, login_page(txn, request, "Wrong user name or password."))
+        return Answer.redirect(self.server.complete(txn, grant), 303)
+
+    def _upstream_return(self, params: dict[str, str]) -> Answer:
+        txn = params.get("state", "")
+        if params.get("error") or not params.get("code"):
+            return Answer.redirect(self.server.deny(txn, "access_denied", "the login was cancelled or refused"))
+        return Answer.redirect(self.server.complete(txn, self._callback(txn, params["code"])))  # type: ignore[misc]
+
+    def _register(self, body: bytes, source: str) -> Answer:
+        try:
+            data = json.loads(body or b"null")
+        except ValueError:
+            data = None
+        answer = self.server.register(data, source)
+        return Answer.json(201, answer, NO_STORE)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+
+
+def _error_page(exc: OAuthError) -> str:
+    return (f"<!doctype html><title>XMemo login</title><h1>This login cannot continue</h1>"
+            f"<p>{html.escape(exc.error)}: {html.escape(exc.description)}</p>")
+
+
+def login_page(txn: str, request: AuthRequest, message: str = "") -> str:
+    """The local gateway's login form: `username` and `password`, posted back here."""
+    e = html.escape
+    note = f'<p role="alert">{e(message)}</p>' if message else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>XMemo login</title>
+<style>body{{font-family:sans-serif;max-width:26rem;margin:4rem auto}}label,input,button{{display:block;margin:.4rem 0}}</style></head>
+<body><h1>Log in to XMemo</h1>
+<p><b>{e(request.client_id)}</b> asks for: {e(" ".join(request.scopes))}</p>
+<p>It will be sent back to {e(request.redirect_uri)}</p>{note}
+<form method="post" action="{AUTHORIZE}">
+<input type="hidden" name="txn" value="{e(txn)}">
+<label>User name <input name="username" autocomplete="username" required></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<button type="submit">Log in</button>
+</form></body></html>
+"""

@@ -1,0 +1,234 @@
+"""The authorization server proper: `/authorize` (validation, pending login, single-use
+code, RFC 9207 `iss`), `/token` (code + PKCE, refresh, client credentials) and
+`/register`, over a `StateStore`, `Clients` and an `Upstream` identity provider.
+
+The tokens handed to MCP clients are the upstream's own (Cognito's on AWS), so the
+API's authorizer is unchanged; what this server adds is who may ask (the client), where
+the answer goes (exact redirect URI), proof the asker is the same party (PKCE S256), and
+which resource and scopes the grant is for. Refresh tokens are bound to the client they
+were issued to; only their digests are stored."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping, Protocol, Sequence
+from urllib.parse import urlencode, urlsplit
+
+from .clients import Client, Clients, register
+from .errors import OAuthError
+from .metadata import Endpoints, server_metadata
+from .state import StateStore, digest
+
+PENDING, CODE, REFRESH, ATTEMPTS = "pending", "code", "refresh", "attempts"
+_PKCE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
+MAX_STATE = 1024
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Lifetimes (seconds) and limits."""
+
+    code_ttl: int = 60
+    pending_ttl: int = 600
+    refresh_ttl: int = 30 * 86400  # Cognito's RefreshTokenValidity in template.yaml
+    registrations_per_window: int = 30
+    registration_window: int = 3600
+    login_attempts: int = 5
+
+
+@dataclass(frozen=True)
+class AuthRequest:
+    """A validated `/authorize` request, kept while the person logs in."""
+
+    client_id: str
+    redirect_uri: str
+    state: str
+    code_challenge: str
+    scopes: tuple[str, ...]
+    resource: str
+
+
+class Upstream(Protocol):
+    """The identity provider behind this server (Cognito on AWS; the local gateway)."""
+
+    def login_url(self, txn: str, request: AuthRequest) -> str | None:
+        """Where the person logs in; None: this server shows its own form."""
+
+    def tokens(self, grant: Mapping[str, Any], request: AuthRequest) -> dict[str, Any]:
+        """The provider's tokens for a completed login (`grant` is what `complete` got)."""
+
+    def refresh(self, refresh_token: str, scopes: Sequence[str]) -> dict[str, Any]:
+        """New tokens for a refresh token; OAuthError(invalid_grant) if it is refused."""
+
+    def client_credentials(self, form: Mapping[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:
+        """The client-credentials grant, answered by the provider."""
+
+
+def s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode()
+
+
+def with_query(uri: str, params: Mapping[str, str]) -> str:
+    return f"{uri}{'&' if urlsplit(uri).query else '?'}{urlencode(params)}"
+
+
+class AuthorizationServer:
+    def __init__(self, endpoints: Endpoints, resources: Sequence[str], scopes: Sequence[str], store: StateStore,
+                 clients: Clients, upstream: Upstream, policy: Policy = Policy()):
+        self.endpoints = endpoints
+        self.resources = frozenset(r.rstrip("/") for r in resources)
+        self.scopes = tuple(scopes)
+        self.store = store
+        self.clients = clients
+        self.upstream = upstream
+        self.policy = policy
+
+    # -- metadata and registration -------------------------------------------------------
+    def metadata(self) -> dict[str, Any]:
+        return server_metadata(self.endpoints, self.scopes)
+
+    def register(self, body: Any, source: str) -> dict[str, Any]:
+        return register(self.store, body, self.scopes, source=source,
+                        limit=self.policy.registrations_per_window, window=self.policy.registration_window)
+
+    # -- /authorize ----------------------------------------------------------------------
+    def begin(self, params: Mapping[str, str]) -> tuple[str, AuthRequest, str | None]:
+        """Validate an authorization request and keep it while the person logs in:
+        (login id, the request, the upstream login URL or None for the local form).
+        OAuthError with `location` set when the client should get the error."""
+        client = self.clients.resolve(params.get("client_id"))
+        redirect_uri = params.get("redirect_uri")
+        if redirect_uri is None and len(client.redirect_uris) == 1:
+            redirect_uri = client.redirect_uris[0]
+        if not isinstance(redirect_uri, str) or not any(hmac.compare_digest(redirect_uri.encode(), u.encode()) for u in client.redirect_uris):
+            raise OAuthError("invalid_request", "redirect_uri is not registered for this client", redirect=False)
+        state = params.get("state") or ""
+        try:
+            request = self._validate(client, redirect_uri, state, params)
+        except OAuthError as exc:
+            exc.location = self._error_location(redirect_uri, state, exc)
+            raise
+        txn = secrets.token_urlsafe(32)
+        self.store.put(PENDING, digest(txn), asdict(request), self.policy.pending_ttl)
+        return txn, request, self.upstream.login_url(txn, request)
+
+    def _validate(self, client: Client, redirect_uri: str, state: str, params: Mapping[str, str]) -> AuthRequest:
+        if params.get("response_type") != "code":
+            raise OAuthError("unsupported_response_type", "response_type must be code")
+        if not state or len(state) > MAX_STATE:
+            raise OAuthError("invalid_request", "state is required (at most 1024 characters)")
+        challenge = params.get("code_challenge") or ""
+        if params.get("code_challenge_method") != "S256" or not _PKCE.match(challenge):
+            raise OAuthError("invalid_request", "PKCE is required: code_challenge with code_challenge_method S256")
+        resource = (params.get("resource") or "").rstrip("/")
+        if resource not in self.resources:
+            raise OAuthError("invalid_target", "resource must name this server's MCP endpoint")
+        wanted = (params.get("scope") or "").split() or list(client.scopes)
+        beyond = [s for s in wanted if s not in client.scopes]
+        if beyond:
+            raise OAuthError("invalid_scope", f"scope {beyond[0]!r} is not allowed for this client")
+        return AuthRequest(client.client_id, redirect_uri, state, challenge, tuple(dict.fromkeys(wanted)), resource)
+
+    def _error_location(self, redirect_uri: str, state: str, exc: OAuthError) -> str:
+        params = {"error": exc.error, "error_description": exc.description, "iss": self.endpoints.issuer}
+        if state and len(state) <= MAX_STATE:
+            params["state"] = state
+        return with_query(redirect_uri, params)
+
+    def pending(self, txn: str) -> AuthRequest | None:
+        """The login still waiting under `txn` (read only; `complete` consumes it)."""
+        item = self.store.get(PENDING, digest(txn)) if txn else None
+        return AuthRequest(**{**item, "scopes": tuple(item["scopes"])}) if item else None
+
+    def failed_login(self, txn: str) -> bool:
+        """Count a wrong password; True once there were too many (the caller then `deny`s)."""
+        return self.store.count(ATTEMPTS, digest(txn), self.policy.pending_ttl) >= self.policy.login_attempts
+
+    def complete(self, txn: str, grant: Mapping[str, Any]) -> str:
+        """The person logged in: consume the pending login, issue a single-use code and
+        return where to send the person (the client's redirect URI with `code`, `state`
+        and `iss`)."""
+        item = self.store.take(PENDING, digest(txn)) if txn else None
+        if item is None:
+            raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
+        code = secrets.token_urlsafe(32)
+        self.store.put(CODE, digest(code), {**item, "grant": dict(grant)}, self.policy.code_ttl)
+        return with_query(item["redirect_uri"], {"code": code, "state": item["state"], "iss": self.endpoints.issuer})
+
+    def deny(self, txn: str, error: str, description: str) -> str:
+        """The upstream login failed or was cancelled: consume it, tell the client."""
+        item = self.store.take(PENDING, digest(txn)) if txn else None
+        if item is None:
+            raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
+        return self._error_location(item["redirect_uri"], item["state"], OAuthError(error, description))
+
+    # -- /token --------------------------------------------------------------------------
+    def token(self, form: Mapping[str, str], authorization: str | None = None) -> tuple[int, dict[str, Any]]:
+        """(status, JSON body) of the token endpoint; never raises OAuthError."""
+        grant = form.get("grant_type")
+        try:
+            if grant == "authorization_code":
+                return 200, self._code_grant(form)
+            if grant == "refresh_token":
+                return 200, self._refresh_grant(form)
+            if grant == "client_credentials":
+                return self.upstream.client_credentials(form, authorization)
+            raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code, refresh_token or client_credentials")
+        except OAuthError as exc:
+            return exc.status, exc.body()
+
+    def _code_grant(self, form: Mapping[str, str]) -> dict[str, Any]:
+        code = form.get("code") or ""
+        record = self.store.take(CODE, digest(code)) if code else None  # consumed even if what follows fails
+        if record is None:
+            raise OAuthError("invalid_grant", "the authorization code is invalid, expired or already used")
+        if not hmac.compare_digest(str(form.get("client_id") or "").encode(), record["client_id"].encode()):
+            raise OAuthError("invalid_grant", "the authorization code was issued to another client")
+        if not hmac.compare_digest(str(form.get("redirect_uri") or "").encode(), record["redirect_uri"].encode()):
+            raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request")
+        verifier = form.get("code_verifier") or ""
+        if not _PKCE.match(verifier) or not hmac.compare_digest(s256(verifier).encode(), record["code_challenge"].encode()):
+            raise OAuthError("invalid_grant", "the PKCE code_verifier does not match the code_challenge")
+        if form.get("resource") and form["resource"].rstrip("/") != record["resource"]:
+            raise OAuthError("invalid_target", "resource differs from the authorization request")
+        request = AuthRequest(**{k: v for k, v in record.items() if k != "grant"} | {"scopes": tuple(record["scopes"])})
+        tokens = self.upstream.tokens(record["grant"], request)
+        self._bind(tokens, request.client_id, request.scopes, request.resource)
+        return self._answer(tokens, request.scopes)
+
+    def _refresh_grant(self, form: Mapping[str, str]) -> dict[str, Any]:
+        old = form.get("refresh_token") or ""
+        binding = self.store.get(REFRESH, digest(old)) if old else None
+        if binding is None:
+            raise OAuthError("invalid_grant", "the refresh token is invalid or expired")
+        if not hmac.compare_digest(str(form.get("client_id") or "").encode(), binding["client_id"].encode()):
+            raise OAuthError("invalid_grant", "the refresh token was issued to another client")
+        if form.get("resource") and form["resource"].rstrip("/") != binding["resource"]:
+            raise OAuthError("invalid_target", "resource differs from the original grant")
+        scopes = tuple((form.get("scope") or "").split()) or tuple(binding["scopes"])
+        if not set(scopes) <= set(binding["scopes"]):
+            raise OAuthError("invalid_scope", "a refresh cannot widen the granted scopes")
+        tokens = self.upstream.refresh(old, scopes)
+        rotated = tokens.get("refresh_token")
+        if rotated and rotated != old:
+            self.store.take(REFRESH, digest(old))
+            self._bind(tokens, binding["client_id"], scopes, binding["resource"])
+        return self._answer(tokens, scopes)
+
+    def _bind(self, tokens: Mapping[str, Any], client_id: str, scopes: Sequence[str], resource: str) -> None:
+        if tokens.get("refresh_token"):
+            self.store.put(REFRESH, digest(tokens["refresh_token"]),
+                           {"client_id": client_id, "scopes": list(scopes), "resource": resource}, self.policy.refresh_ttl)
+
+    @staticmethod
+    def _answer(tokens: Mapping[str, Any], scopes: Sequence[str]) -> dict[str, Any]:
+        body = {"access_token": tokens["access_token"], "token_type": "Bearer",
+                "expires_in": int(tokens.get("expires_in") or 3600), "scope": " ".join(scopes)}
+        if tokens.get("refresh_token"):
+            body["refresh_token"] = tokens["refresh_token"]
+        return body

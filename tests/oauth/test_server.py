@@ -1,0 +1,233 @@
+"""The authorization server's rules, on both state stores, with the local gateway as the
+upstream identity provider (real signed tokens, real scrypt-checked users)."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+import pytest
+
+from xmemo.oauth.errors import OAuthError
+from xmemo.oauth.server import s256
+
+from .conftest import ALL, ISSUER, RESOURCE
+
+REDIRECT = "http://127.0.0.1:33333/callback"
+READ, WRITE, TEMP = ALL
+
+
+def register(server, **body):
+    return server.register({"redirect_uris": [REDIRECT], "client_name": "test", **body}, source="10.0.0.1")["client_id"]
+
+
+def authorize(server, client_id, verifier, **over):
+    params = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "st-1",
+              "code_challenge": s256(verifier), "code_challenge_method": "S256", "resource": RESOURCE,
+              "scope": f"{READ} {WRITE}", **over}
+    return server.begin({k: v for k, v in params.items() if v is not None})
+
+
+def login(server, client_id, verifier, **over) -> str:
+    """The code of a completed login (alice), from the redirect."""
+    txn, _request, login_url = authorize(server, client_id, verifier, **over)
+    assert login_url is None  # the local upstream shows its own form
+    location = server.complete(txn, {"user": "alice"})
+    query = parse_qs(urlsplit(location).query)
+    assert location.startswith(REDIRECT + "?")
+    assert query["state"] == ["st-1"] and query["iss"] == [ISSUER]  # RFC 9207
+    return query["code"][0]
+
+
+def exchange(server, client_id, code, verifier, **over):
+    form = {"grant_type": "authorization_code", "code": code, "client_id": client_id, "redirect_uri": REDIRECT,
+            "code_verifier": verifier, "resource": RESOURCE, **over}
+    return server.token({k: v for k, v in form.items() if v is not None})
+
+
+def verifier() -> str:
+    return secrets.token_urlsafe(48)
+
+
+def test_code_then_refresh(auth, signing_key):
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    status, body = exchange(server, client, login(server, client, v), v)
+    assert status == 200 and body["token_type"] == "Bearer" and body["scope"] == f"{READ} {WRITE}"
+    claims = jwt.decode(body["access_token"], signing_key.public_key, algorithms=["RS256"], issuer=ISSUER)
+    assert claims["sub"] == "alice" and claims["cognito:groups"] == ["team:acme"] and claims["scope"] == f"{READ} {WRITE}"
+    status, again = server.token({"grant_type": "refresh_token", "refresh_token": body["refresh_token"], "client_id": client})
+    assert status == 200 and again["access_token"] != body["access_token"]
+    status, narrower = server.token({"grant_type": "refresh_token", "refresh_token": body["refresh_token"],
+                                     "client_id": client, "scope": READ})
+    assert status == 200 and narrower["scope"] == READ
+
+
+@pytest.mark.parametrize("wrong", [None, "", "x" * 43, "short"])
+def test_wrong_or_missing_verifier(auth, wrong):
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    code = login(server, client, v)
+    status, body = exchange(server, client, code, wrong)
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+    status, body = exchange(server, client, code, v)  # a failed attempt used the code up
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+
+
+def test_code_reuse(auth):
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    code = login(server, client, v)
+    assert exchange(server, client, code, v)[0] == 200
+    status, body = exchange(server, client, code, v)
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+
+
+def test_code_expires(auth):
+    server, _, clock, _ = auth
+    client = register(server)
+    v = verifier()
+    code = login(server, client, v)
+    clock.now += server.policy.code_ttl + 1
+    status, body = exchange(server, client, code, v)
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+
+
+def test_code_from_another_client(auth):
+    server, *_ = auth
+    mine, theirs = register(server), register(server)
+    v = verifier()
+    code = login(server, theirs, v)
+    status, body = exchange(server, mine, code, v)
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+
+
+def test_redirect_uri_must_match_exactly(auth):
+    server, *_ = auth
+    client = register(server)
+    for other in ("http://127.0.0.1:33333/callback/", "http://127.0.0.1:33334/callback", "https://evil.example/cb"):
+        with pytest.raises(OAuthError) as err:
+            authorize(server, client, verifier(), redirect_uri=other)
+        assert err.value.location is None and not err.value.redirect  # never sent to an unregistered URI
+    v = verifier()
+    code = login(server, client, v)
+    status, body = exchange(server, client, code, v, redirect_uri=REDIRECT + "x")
+    assert (status, body["error"]) == (400, "invalid_grant")
+
+
+@pytest.mark.parametrize("over, error", [
+    ({"resource": "https://other.example/mcp"}, "invalid_target"),
+    ({"resource": None}, "invalid_target"),
+    ({"code_challenge_method": "plain"}, "invalid_request"),
+    ({"code_challenge_method": None}, "invalid_request"),
+    ({"state": None}, "invalid_request"),
+    ({"response_type": "token"}, "unsupported_response_type"),
+    ({"scope": f"{READ} openid"}, "invalid_scope"),
+])
+def test_refused_requests_go_back_to_the_client_with_iss(auth, over, error):
+    server, *_ = auth
+    client = register(server)
+    with pytest.raises(OAuthError) as err:
+        authorize(server, client, verifier(), **over)
+    query = parse_qs(urlsplit(err.value.location).query)
+    assert err.value.location.startswith(REDIRECT + "?") and query["error"] == [error] and query["iss"] == [ISSUER]
+    assert "code" not in query
+
+
+def test_scopes_beyond_the_clients(auth):
+    server, *_ = auth
+    client = register(server, scope=READ)
+    with pytest.raises(OAuthError) as err:
+        authorize(server, client, verifier(), scope=f"{READ} {WRITE}")
+    assert err.value.error == "invalid_scope"
+    v = verifier()
+    status, body = exchange(server, client, login(server, client, v, scope=None), v)
+    assert status == 200 and body["scope"] == READ  # no scope asked: the client's own
+    status, body = server.token({"grant_type": "refresh_token", "refresh_token": body["refresh_token"],
+                                 "client_id": client, "scope": f"{READ} {WRITE}"})
+    assert (status, body["error"]) == (400, "invalid_scope") and "access_token" not in body
+
+
+def test_expired_or_foreign_refresh_token(auth):
+    server, _, clock, _ = auth
+    client, other = register(server), register(server)
+    v = verifier()
+    refresh = exchange(server, client, login(server, client, v), v)[1]["refresh_token"]
+    status, body = server.token({"grant_type": "refresh_token", "refresh_token": refresh, "client_id": other})
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+    clock.now += 3601
+    status, body = server.token({"grant_type": "refresh_token", "refresh_token": refresh, "client_id": client})
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+
+
+def test_a_removed_user_gets_no_more_tokens(auth):
+    server, _, _, users = auth
+    client = register(server)
+    v = verifier()
+    refresh = exchange(server, client, login(server, client, v), v)[1]["refresh_token"]
+    users.delete("alice")
+    status, body = server.token({"grant_type": "refresh_token", "refresh_token": refresh, "client_id": client})
+    assert (status, body["error"]) == (400, "invalid_grant")
+
+
+def test_a_pending_login_is_used_once_and_expires(auth):
+    server, _, clock, _ = auth
+    client = register(server)
+    txn, *_ = authorize(server, client, verifier())
+    server.complete(txn, {"user": "alice"})
+    with pytest.raises(OAuthError):
+        server.complete(txn, {"user": "alice"})
+    txn, *_ = authorize(server, client, verifier())
+    clock.now += server.policy.pending_ttl + 1
+    assert server.pending(txn) is None
+    with pytest.raises(OAuthError):
+        server.complete(txn, {"user": "alice"})
+
+
+@pytest.mark.parametrize("body, error", [
+    ({"redirect_uris": ["http://example.com/cb"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": ["https://app.example/cb#frag"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": ["myapp:/cb"]}, "invalid_redirect_uri"),
+    ({"redirect_uris": []}, "invalid_redirect_uri"),
+    ({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"),
+    ({"redirect_uris": [REDIRECT], "grant_types": ["client_credentials"]}, "invalid_client_metadata"),
+    ({"redirect_uris": [REDIRECT], "scope": "xmemo/memory:admin"}, "invalid_client_metadata"),
+])
+def test_registration_rules(auth, body, error):
+    server, *_ = auth
+    with pytest.raises(OAuthError) as err:
+        server.register(body, source="10.0.0.2")
+    assert err.value.error == error
+
+
+def test_registration_accepts_https_and_loopback_and_is_rate_limited(auth):
+    server, *_ = auth
+    answer = server.register({"redirect_uris": ["https://claude.ai/api/mcp/auth_callback", "http://localhost:6274/cb"]},
+                             source="10.0.0.3")
+    assert answer["token_endpoint_auth_method"] == "none" and answer["scope"] == " ".join(ALL)
+    for _ in range(2):
+        server.register({"redirect_uris": [REDIRECT]}, source="10.0.0.3")
+    with pytest.raises(OAuthError) as err:  # the policy allows 3 per window per source
+        server.register({"redirect_uris": [REDIRECT]}, source="10.0.0.3")
+    assert err.value.status == 429
+    server.register({"redirect_uris": [REDIRECT]}, source="10.0.0.4")  # another source is unaffected
+
+
+def test_the_store_never_holds_a_code_or_token(auth, tmp_path):
+    server, store, *_ = auth
+    client = register(server)
+    v = verifier()
+    code = login(server, client, v)
+    tokens = exchange(server, client, login(server, client, v), v)[1]
+    secrets_seen = [code, tokens["refresh_token"], tokens["access_token"], "alice-password"]
+    if hasattr(store, "path"):
+        rows = sqlite3.connect(store.path).execute("SELECT kind, key, item FROM oauth_state").fetchall()
+        dump = repr(rows)
+    else:
+        dump = repr(store._client.scan(TableName=store.table)["Items"])
+    assert all(s not in dump for s in secrets_seen)
