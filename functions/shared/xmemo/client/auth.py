@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import dataclasses
 import json
 import threading
 import time
@@ -194,20 +195,23 @@ class ClientCredentials(TokenProvider):
 
 
 class StoredLogin(TokenProvider):
-    """The login `xmemo login` saved for this URL (refresh token in the user's config
-    dir): renewed through `xmemo.credentials`, which also saves the renewed login."""
+    """The login `xmemo login` saved for this deployment (a refresh token in the user's
+    config dir): renewed through `xmemo.credentials`, which saves a rotated refresh token."""
 
     def __init__(self, url: str | None = None, *, leeway: float = LEEWAY_S):
         super().__init__(leeway=leeway)
-        from .. import credentials  # only this provider needs it
+        from .. import credentials  # standard library only; needed by this provider alone
 
         self._credentials = credentials
         login = credentials.load(url)
         if login is None:
-            raise AuthenticationError(f"no stored login for {url or 'the default URL'}; run `xmemo login`")
+            raise AuthenticationError(f"no stored login for {url or 'this machine'}; run `xmemo login --url <url>`")
         self._login = login
 
     def _obtain(self, renew: bool) -> Obtained:
-        # renew: a leeway longer than any lifetime makes it refresh now
-        token, self._login = self._credentials.fresh_access_token(self._login, leeway=float("inf") if renew else self.leeway)
-        return token, None
+        login = dataclasses.replace(self._login, access_token=None) if renew else self._login
+        try:
+            token, self._login = self._credentials.fresh_access_token(login, leeway=self.leeway)
+        except self._credentials.LoginError as exc:
+            raise AuthenticationError(str(exc)) from None
+        return token, self._login.expires_at
