@@ -26,11 +26,11 @@ def remember(svc, who, content, **kw):
 
 
 def recall_refs(svc, who, query, **kw):
-    return [h.memory.reference for h in tools.recall(svc, who, RecallInput(query=query, **kw)).hits]
+    return [h.reference for h in tools.recall(svc, who, RecallInput(query=query, **kw)).results]
 
 
 def search_refs(svc, who, query, **kw):
-    return [h.memory.reference for h in tools.search_memory(svc, who, SearchInput(query=query, **kw)).hits]
+    return [h.reference for h in tools.search_memory(svc, who, SearchInput(query=query, **kw)).results]
 
 
 # -- CRUD ------------------------------------------------------------------------------------
@@ -161,8 +161,8 @@ def test_recall_context_respects_the_budget(svc, person):
         remember(svc, alice, f"Incident {i}: the payment gateway timed out; " + "retry with backoff. " * 20)
     pack = tools.recall_context(svc, alice, ContextInput(query="payment gateway incident", max_items=4, max_tokens=120))
     b = pack.budget
-    assert 1 <= b["used_items"] <= 4 and b["used_tokens"] <= 120
-    assert b["used_items"] == len(pack.items) and b["dropped"] >= 2
+    assert 1 <= b.used_items <= 4 and b.used_tokens <= 120
+    assert b.used_items == len(pack.items) and b.dropped >= 2
 
 
 # -- lifecycle --------------------------------------------------------------------------------
@@ -281,5 +281,5 @@ def test_recall_finds_a_paraphrase_through_the_semantic_leg(semantic_svc, person
     for i in range(5):  # other tenants' nearer vectors must not crowd Alice's out
         remember(semantic_svc, bob, f"The office cat is named Biscuit {i}")
     result = tools.recall(semantic_svc, alice, RecallInput(query="what is our feline pet called"))
-    assert [h.memory.reference for h in result.hits] == [ref]
-    assert result.plan.semantic["candidates"] >= 1
+    assert [h.reference for h in result.results] == [ref]
+    assert result.retrieval_plan["semantic"]["candidates"] >= 1

@@ -32,4 +32,4 @@ def test_purge_deletes_expired_temporary_memories(services, clock):
         assert app.lambda_handler(SCHEDULED_EVENT, Context()) == {"purged": 0, "supersedes_finished": 0}  # idempotent
     assert services.store.count() == 1
     left = tools.recall(services, alice, RecallInput(query="session", include_temporary=True))
-    assert [hit.memory.content for hit in left.hits] == ["a durable decision about the session store"]
+    assert [hit.content for hit in left.results] == ["a durable decision about the session store"]

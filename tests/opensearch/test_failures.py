@@ -73,8 +73,8 @@ def test_a_slow_server_times_out_within_the_deadline_and_a_retry_does_not_duplic
     proxy.delay = 0
     again = remember(svc)  # the client's retry
     assert svc.store.count() == 1
-    hits = tools.recall(svc, ALICE, RecallInput(query="deploy key vault")).hits
-    assert [h.memory.reference for h in hits] == [again.memory.reference]
+    hits = tools.recall(svc, ALICE, RecallInput(query="deploy key vault")).results
+    assert [h.reference for h in hits] == [again.memory.reference]
 
 
 @pytest.mark.parametrize("status", [429, 503])

@@ -49,6 +49,6 @@ def test_build_services_from_the_environment_serves_read_after_write_and_isolati
     alice = principal_from_claims({"sub": "alice", "scope": "xmemo/memory:read xmemo/memory:write"})
     bob = principal_from_claims({"sub": "bob", "scope": "xmemo/memory:read xmemo/memory:write"})
     ref = tools.remember(svc, alice, RememberInput(content="Billing runs on Postgres 16")).memory.reference
-    assert [h.memory.reference for h in tools.recall(svc, alice, RecallInput(query="billing postgres")).hits] == [ref]
-    assert tools.recall(svc, bob, RecallInput(query="billing postgres")).hits == []
+    assert [h.reference for h in tools.recall(svc, alice, RecallInput(query="billing postgres")).results] == [ref]
+    assert tools.recall(svc, bob, RecallInput(query="billing postgres")).results == []
     svc.store.close()

@@ -28,8 +28,8 @@ def test_every_multilingual_question_finds_its_memory_in_the_top_5(semantic_serv
     ids = _store_all(semantic_services, p)
     misses = []
     for q in DATA["questions"]:
-        hits = tools.recall(semantic_services, p, RecallInput(query=q["query"], limit=5)).hits
-        got = {ids[h.memory.reference] for h in hits}
+        hits = tools.recall(semantic_services, p, RecallInput(query=q["query"], limit=5)).results
+        got = {ids[h.reference] for h in hits}
         if not set(q["expected"]) <= got:
             misses.append(q["query"])
     assert misses == []
@@ -42,5 +42,5 @@ def test_every_multilingual_question_finds_its_memory_in_the_top_5(semantic_serv
 def test_lexical_leg_alone_keeps_word_forms_and_accents(services, query, expected):
     p = make_principal()
     ids = _store_all(services, p)
-    hits = tools.recall(services, p, RecallInput(query=query, limit=3)).hits
-    assert hits and ids[hits[0].memory.reference] == expected
+    hits = tools.recall(services, p, RecallInput(query=query, limit=3)).results
+    assert hits and ids[hits[0].reference] == expected

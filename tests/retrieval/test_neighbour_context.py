@@ -15,7 +15,7 @@ def _say(services, principal, content, location="chat/session_1"):
 
 
 def _recall(services, principal, query):
-    return [h.memory.reference for h in tools.recall(services, principal, RecallInput(query=query, limit=10)).hits]
+    return [h.reference for h in tools.recall(services, principal, RecallInput(query=query, limit=10)).results]
 
 
 def test_a_reply_is_found_by_the_question_it_answers(services):
@@ -33,8 +33,8 @@ def test_strict_search_ignores_context(services):
     p = make_principal()
     ask = _say(services, p, "Ann: Have you ever been to Lisbon?")
     _say(services, p, "Bo: Yes, twice last year.")
-    hits = tools.search_memory(services, p, SearchInput(query="Lisbon")).hits
-    assert [h.memory.reference for h in hits] == [ask]
+    hits = tools.search_memory(services, p, SearchInput(query="Lisbon")).results
+    assert [h.reference for h in hits] == [ask]
 
 
 def test_forgetting_a_memory_removes_its_words_from_its_neighbours(services):

@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from xmemo.config import Settings
-from xmemo.mcp import outputs, registry
+from xmemo import results as result_models
+from xmemo.mcp import registry
 from xmemo.mcp.apigw import handle_event
 
 READ, WRITE, TEMP = "xmemo/memory:read", "xmemo/memory:write", "xmemo/memory:temporary"
@@ -156,9 +157,9 @@ def test_full_surface_structured_content_matches_the_output_schema(mcp):
     results["get_memory"] = call(mcp, "get_memory", {"reference": ref}, **full)
     results["list_memories"] = call(mcp, "list_memories", {"limit": 5}, **full)
     results["forget"] = call(mcp, "forget", {"reference": ref}, **full)
-    models = {"remember": outputs.RememberOutput, "recall": outputs.SearchOutput, "search_memory": outputs.SearchOutput,
-              "recall_context": outputs.ContextOutput, "get_memory": outputs.MemoryOutput,
-              "list_memories": outputs.ListOutput, "forget": outputs.ForgetOutput}
+    models = {"remember": result_models.RememberResult, "recall": result_models.RecallResult, "search_memory": result_models.SearchResult,
+              "recall_context": result_models.ContextResult, "get_memory": result_models.MemoryResult,
+              "list_memories": result_models.ListResult, "forget": result_models.ForgetResult}
     for name, result in results.items():
         assert result["isError"] is False, (name, result)
         jsonschema.Draft202012Validator(schemas[name]).validate(result["structuredContent"])

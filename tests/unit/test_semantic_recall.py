@@ -6,6 +6,7 @@ import pytest
 from tests.conftest import make_principal
 from xmemo import tools
 from xmemo.models import ContextInput, RecallInput, RememberInput, SearchInput
+from xmemo import render
 from xmemo.render import NO_MATCH
 
 pytestmark = pytest.mark.embedder
@@ -28,7 +29,7 @@ def seeded(semantic_services):
 
 
 def top(svc, query, who=ALICE, limit=3):
-    return [h.memory.reference for h in tools.recall(svc, who, RecallInput(query=query, limit=limit)).hits]
+    return [h.reference for h in tools.recall(svc, who, RecallInput(query=query, limit=limit)).results]
 
 
 def test_paraphrase_is_found(seeded):
@@ -46,13 +47,13 @@ def test_typos_are_tolerated(seeded):
 def test_unrelated_query_finds_nothing(seeded):
     svc, _ = seeded
     for q in ("banana smoothie recipe", "quantum chromodynamics lecture"):
-        assert tools.recall(svc, ALICE, RecallInput(query=q)).text() == NO_MATCH
-        assert tools.recall_context(svc, ALICE, ContextInput(query=q)).text() == NO_MATCH
+        assert render.text(tools.recall(svc, ALICE, RecallInput(query=q))) == NO_MATCH
+        assert render.text(tools.recall_context(svc, ALICE, ContextInput(query=q))) == NO_MATCH
 
 
 def test_search_memory_has_no_semantic_leg(seeded):
     svc, _ = seeded
-    assert tools.search_memory(svc, ALICE, SearchInput(query="which db runs staging")).hits == []
+    assert tools.search_memory(svc, ALICE, SearchInput(query="which db runs staging")).results == []
 
 
 def test_semantic_leg_respects_visibility(seeded):

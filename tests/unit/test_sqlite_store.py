@@ -29,7 +29,7 @@ def test_survives_restart(tmp_path, clock):
     ref = tools.remember(s1, ALICE, RememberInput(content="persist me across restarts")).memory.reference
     s1.store.close()
     s2 = Services(settings, SQLiteStore(path), None, clock)
-    assert [h.memory.reference for h in tools.search_memory(s2, ALICE, SearchInput(query="persist restarts")).hits] == [ref]
+    assert [h.reference for h in tools.search_memory(s2, ALICE, SearchInput(query="persist restarts")).results] == [ref]
     s2.store.close()
 
 

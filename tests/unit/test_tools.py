@@ -19,6 +19,7 @@ from xmemo.models import (
     SearchInput,
     parse_input,
 )
+from xmemo import render
 from xmemo.render import NO_MATCH
 from xmemo.tokens import count
 
@@ -34,13 +35,13 @@ def remember(svc, who=ALICE, **kw):
 
 
 def refs(result):
-    return [h.memory.reference for h in result.hits]
+    return [h.reference for h in result.results]
 
 
 # --------------------------------------------------------------------------- remember
 def test_remember_text_and_record(services):
     r = remember(services, content="We chose Cognito for MCP auth.", type="decision", location="memory-os/decisions")
-    assert re.fullmatch(r"Stored: Reference: mem_[0-9A-Z]{26} \| Type: decision \| Location: memory-os/decisions", r.text())
+    assert re.fullmatch(r"Stored: Reference: mem_[0-9A-Z]{26} \| Type: decision \| Location: memory-os/decisions", render.text(r))
     m = r.memory
     assert m.boundary == "owner:alice" and m.bucket == "default" and not m.temporary
     assert m.created_at == m.updated_at and m.expires_at is None
@@ -77,7 +78,7 @@ def test_duplicate_same_normalized_content_same_boundary_and_bucket(services):
     first = remember(services, content="Deploys happen on Tuesdays.")
     again = remember(services, content="  Deploys   happen on\nTuesdays. ")
     assert again.duplicate and again.memory.reference == first.memory.reference
-    assert again.text().startswith(f"Duplicate of: Reference: {first.memory.reference} | Type: note")
+    assert render.text(again).startswith(f"Duplicate of: Reference: {first.memory.reference} | Type: note")
     # another bucket, another boundary, a teammate writing to the team: new or shared as the boundary says
     assert not remember(services, content="Deploys happen on Tuesdays.", bucket="ops").duplicate
     assert not remember(services, content="Deploys happen on Tuesdays.", project="p").duplicate
@@ -89,11 +90,11 @@ def test_duplicate_same_normalized_content_same_boundary_and_bucket(services):
 def test_redaction_is_reported_and_nothing_verbatim_is_stored(services):
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
     r = remember(services, content=f"deploy key {key} lives in the vault")
-    assert r.text().splitlines()[1] == "Redacted: aws_access_key_id"
+    assert render.text(r).splitlines()[1] == "Redacted: aws_access_key_id"
     assert key not in r.memory.content
     stored = tools.get_memory(services, ALICE, GetInput(reference=r.memory.reference)).memory
     assert key not in stored.content and "[REDACTED:aws_access_key_id]" in stored.content
-    assert tools.search_memory(services, ALICE, SearchInput(query=key)).hits == []
+    assert tools.search_memory(services, ALICE, SearchInput(query=key)).results == []
 
 
 def test_reject_policy(services):
@@ -149,8 +150,8 @@ def test_owners_never_see_each_other(services):
         (tools.recall, RecallInput(query="private roadmap notes")),
         (tools.search_memory, SearchInput(query="private roadmap notes")),
     ]:
-        assert [h.memory.owner for h in fn(services, ALICE, inp).hits] == ["alice"]
-        assert [h.memory.owner for h in fn(services, EVE, inp).hits] == ["eve"]
+        assert [h.owner for h in fn(services, ALICE, inp).results] == ["alice"]
+        assert [h.owner for h in fn(services, EVE, inp).results] == ["eve"]
     ctx = tools.recall_context(services, EVE, ContextInput(query="private roadmap notes"))
     assert "alice" not in ctx.context_text and len(ctx.items) == 1
 
@@ -158,7 +159,7 @@ def test_owners_never_see_each_other(services):
 def test_team_memories_are_shared_with_members_only(services):
     m = remember(services, content="acme release checklist", team="acme").memory
     assert refs(tools.recall(services, BOB, RecallInput(query="release checklist"))) == [m.reference]
-    assert tools.recall(services, EVE, RecallInput(query="release checklist")).hits == []
+    assert tools.recall(services, EVE, RecallInput(query="release checklist")).results == []
     with pytest.raises(NotFound):
         tools.get_memory(services, EVE, GetInput(reference=m.reference))
 
@@ -188,8 +189,8 @@ def test_project_bucket_type_tags_filters(services):
     q = "cache policy"
     assert refs(tools.search_memory(services, ALICE, SearchInput(query=q, project="p1", bucket="ops"))) == [a.reference]
     assert refs(tools.recall(services, ALICE, RecallInput(query=q, tags=["infra", "cache"]))) == [a.reference]
-    assert len(tools.search_memory(services, ALICE, SearchInput(query=q, type="decision")).hits) == 2
-    assert len(tools.recall(services, ALICE, RecallInput(query=q, bucket="ops")).hits) == 2
+    assert len(tools.search_memory(services, ALICE, SearchInput(query=q, type="decision")).results) == 2
+    assert len(tools.recall(services, ALICE, RecallInput(query=q, bucket="ops")).results) == 2
 
 
 def test_created_range_filter(services, clock):
@@ -206,7 +207,7 @@ def test_created_range_filter(services, clock):
 def test_temporary_memories_need_flag_and_scope(services):
     t = tools.remember(services, ALICE, RememberInput(content="scratch: current branch is feat-x", temporary=True)).memory
     assert t.temporary and (t.expires_at - t.created_at).total_seconds() == 86_400
-    assert tools.recall(services, TEMP, RecallInput(query="current branch")).hits == []
+    assert tools.recall(services, TEMP, RecallInput(query="current branch")).results == []
     with pytest.raises(InsufficientScope):
         tools.recall(services, ALICE, RecallInput(query="current branch", include_temporary=True))
     assert refs(tools.recall(services, TEMP, RecallInput(query="current branch", include_temporary=True))) == [t.reference]
@@ -217,7 +218,7 @@ def test_expired_memories_never_come_back_and_are_purged(services, clock):
     clock.advance(61)
     for inp in (RecallInput(query="short lived", include_temporary=True), SearchInput(query="short lived", include_temporary=True)):
         fn = tools.recall if isinstance(inp, RecallInput) else tools.search_memory
-        assert fn(services, TEMP, inp).hits == []
+        assert fn(services, TEMP, inp).results == []
     with pytest.raises(NotFound):
         tools.get_memory(services, TEMP, GetInput(reference=t.reference))
     assert tools.purge_expired(services) == 1 and services.store.count() == 0
@@ -234,41 +235,41 @@ def test_expired_duplicate_is_replaced(services, clock):
 def test_recall_limit_and_no_match_text(services):
     for i in range(8):
         remember(services, content=f"incident {i} postmortem about the queue")
-    assert len(tools.recall(services, ALICE, RecallInput(query="queue postmortem")).hits) == 5
-    assert len(tools.recall(services, ALICE, RecallInput(query="queue postmortem", limit=3)).hits) == 3
+    assert len(tools.recall(services, ALICE, RecallInput(query="queue postmortem")).results) == 5
+    assert len(tools.recall(services, ALICE, RecallInput(query="queue postmortem", limit=3)).results) == 3
     for fn, inp in [
         (tools.recall, RecallInput(query="zebra")),
         (tools.search_memory, SearchInput(query="zebra")),
         (tools.recall_context, ContextInput(query="zebra")),
     ]:
-        assert fn(services, ALICE, inp).text() == NO_MATCH == "No matching XMemo memory was found."
+        assert render.text(fn(services, ALICE, inp)) == NO_MATCH == "No matching XMemo memory was found."
 
 
 def test_recall_text_exact(services):
     m = remember(services, content="line one\nline two", type="decision", location="memory-os/decisions", team="acme", project="memory-os").memory
-    text = tools.recall(services, ALICE, RecallInput(query="line")).text()
+    text = render.text(tools.recall(services, ALICE, RecallInput(query="line")))
     assert text == (
         "### XMemo Recall\nResults: 1\n"
         f"1. Reference: {m.reference} | Type: decision | Location: memory-os/decisions | Boundary: team:acme/project:memory-os\n"
         "   line one\n   line two"
     )
-    assert tools.search_memory(services, ALICE, SearchInput(query="line")).text().startswith("### XMemo Search\nResults: 1\n1. ")
+    assert render.text(tools.search_memory(services, ALICE, SearchInput(query="line"))).startswith("### XMemo Search\nResults: 1\n1. ")
 
 
 def test_search_is_strict_every_term_must_match(services):
     both = remember(services, content="rotate the signing keys quarterly").memory
     remember(services, content="rotate the database passwords")
     assert refs(tools.search_memory(services, ALICE, SearchInput(query="rotate signing"))) == [both.reference]
-    assert tools.search_memory(services, ALICE, SearchInput(query="rotate signing monthly")).hits == []
+    assert tools.search_memory(services, ALICE, SearchInput(query="rotate signing monthly")).results == []
     # recall is tolerant: any term
-    assert len(tools.recall(services, ALICE, RecallInput(query="rotate signing monthly")).hits) == 2
+    assert len(tools.recall(services, ALICE, RecallInput(query="rotate signing monthly")).results) == 2
 
 
 def test_search_limit(services):
     for i in range(12):
         remember(services, content=f"alert rule {i} for latency")
-    assert len(tools.search_memory(services, ALICE, SearchInput(query="alert latency")).hits) == 10
-    assert len(tools.search_memory(services, ALICE, SearchInput(query="alert latency", limit=12)).hits) == 12
+    assert len(tools.search_memory(services, ALICE, SearchInput(query="alert latency")).results) == 10
+    assert len(tools.search_memory(services, ALICE, SearchInput(query="alert latency", limit=12)).results) == 12
 
 
 def test_lexical_is_accent_insensitive_and_finds_word_forms(services):
@@ -313,24 +314,24 @@ def seed_context(services, n=6):
 def test_context_text_exact_without_budget_line(services):
     ms = seed_context(services, 2)
     r = tools.recall_context(services, ALICE, ContextInput(query="memory-os decision"))
-    lines = r.text().split("\n")
+    lines = render.text(r).split("\n")
     assert lines[0] == "### XMemo Context" and lines[1] == "Items: 2"
     assert not any(l.startswith("Budget:") for l in lines)
-    assert lines[2:4] == [f"Reference: {i['reference']} | Type: decision | Location: memory-os/decisions" for i in r.items]
+    assert lines[2:4] == [f"Reference: {i.reference} | Type: decision | Location: memory-os/decisions" for i in r.items]
     assert lines[4] == "Context:"
     assert "\n".join(lines[5:]) == r.context_text
     assert r.context_text.startswith("[1] memory-os decision")
-    assert {i["reference"] for i in r.items} == {m.reference for m in ms}
+    assert {i.reference for i in r.items} == {m.reference for m in ms}
 
 
 def test_context_budget_line_when_dropped_or_shortened(services):
     seed_context(services, 6)
     r = tools.recall_context(services, ALICE, ContextInput(query="memory-os decision", max_items=3, max_tokens=60))
     b = r.budget
-    assert b["used_items"] <= 3 and b["used_tokens"] == count(r.context_text) <= 60
-    assert b["dropped"] + b["used_items"] == 6
-    assert f"Budget: used_items={b['used_items']}/3 used_tokens={b['used_tokens']}/60 dropped={b['dropped']} shortened={b['shortened']}" in r.text().split("\n")
-    assert r.text().split("\n")[1] == f"Items: {b['used_items']}"
+    assert b.used_items <= 3 and b.used_tokens == count(r.context_text) <= 60
+    assert b.dropped + b.used_items == 6
+    assert f"Budget: used_items={b.used_items}/3 used_tokens={b.used_tokens}/60 dropped={b.dropped} shortened={b.shortened}" in render.text(r).split("\n")
+    assert render.text(r).split("\n")[1] == f"Items: {b.used_items}"
 
 
 def test_context_structured_pack(services):
@@ -350,7 +351,7 @@ def test_context_encoding_is_configuration(services):
     seed_context(services, 2)
     cl = type(services)(Settings(data_dir=services.settings.data_dir, embedder="none", encoding="cl100k_base"), services.store, None, services.clock)
     r = tools.recall_context(cl, ALICE, ContextInput(query="memory-os decision"))
-    assert r.budget["encoding"] == "cl100k_base" and r.budget["used_tokens"] == count(r.context_text, "cl100k_base")
+    assert r.budget.encoding == "cl100k_base" and r.budget.used_tokens == count(r.context_text, "cl100k_base")
 
 
 def test_context_changes_nothing(services):
@@ -365,14 +366,14 @@ def test_context_skips_near_duplicates(services):
     remember(services, content="the release train leaves every Tuesday at noon")
     remember(services, content="The release train leaves every Tuesday at noon!", bucket="other")
     r = tools.recall_context(services, ALICE, ContextInput(query="release train"))
-    assert r.budget["used_items"] == 1 and r.budget["dropped"] == 1
+    assert r.budget.used_items == 1 and r.budget.dropped == 1
 
 
 def test_public_profile_input_works_with_the_tool(services):
     seed_context(services, 1)
     inp = parse_input(ContextPublic, {"query": "memory-os decision", "max_items": 6, "max_tokens": 1200})
     r = tools.recall_context(services, ALICE, ContextInput(**inp.model_dump()))
-    assert r.budget["max_items"] == 6 and r.budget["max_tokens"] == 1200
+    assert r.budget.max_items == 6 and r.budget.max_tokens == 1200
 
 
 # --------------------------------------------------------------------------- list, get, forget

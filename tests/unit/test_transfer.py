@@ -48,7 +48,7 @@ def test_import_reapplies_the_capture_policy_and_reports_bad_lines(services):
     assert report.stored == 1 and report.redacted == 1
     assert [e.split(":")[0] for e in report.errors] == ["line 2", "line 3"]
     assert report.errors[0] == "line 2: not JSON"
-    assert tools.search_memory(services, ALICE, SearchInput(query=key)).hits == []
+    assert tools.search_memory(services, ALICE, SearchInput(query=key)).results == []
 
 
 def test_cli_export_import(tmp_path):

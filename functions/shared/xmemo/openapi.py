@@ -1,39 +1,31 @@
 """The OpenAPI 3.1 document of the REST API, generated, never written by hand: routes,
 methods and scopes come from `template.yaml` (what SAM deploys and the local gateway
-serves), request schemas from the same pydantic models that validate input, so the
-document cannot drift from the code. Schemathesis fuzzes the gateway from it.
+serves; the caller reads it, so the layer needs no YAML), request schemas from the
+pydantic models that validate input and response schemas from the tool results of
+`xmemo.results`, so the document cannot drift from the code. Schemathesis fuzzes the
+gateway from it.
 
 The MCP routes are JSON-RPC, not REST; `tools/list` describes them instead."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from . import __version__
 from .status import STATUS
-from .local.template import Route, routes_of
-from .models import (
-    ContextInput,
-    ForgetInput,
-    GetInput,
-    ListInput,
-    Memory,
-    RecallInput,
-    RememberInput,
-    SearchInput,
-)
+from .models import ContextInput, ForgetInput, GetInput, ListInput, RecallInput, RememberInput, SearchInput
+from .results import ContextResult, ForgetResult, ListResult, MemoryResult, RecallResult, RememberResult, SearchResult
 
 REF = "#/components/schemas/{model}"
 SECURITY_SCHEME = "cognito"
 
 
 # ---------------------------------------------------------------------------------------
-# response shapes (the structured profile of SPEC §5, as the tools' `structured()` build it)
+# the error body (the success bodies are the tool results of `xmemo.results`)
 class ErrorDetail(BaseModel):
     code: Literal[tuple(sorted(STATUS))]  # type: ignore[valid-type]
     message: str
@@ -46,66 +38,16 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-class RememberOutput(BaseModel):
-    memory: Memory
-    duplicate: bool
-    redacted: list[str] = Field(description="Kinds of secret the capture policy redacted.")
-
-
-class Hit(Memory):
-    score: float
-
-
-class SearchOutput(BaseModel):
-    results: list[Hit]
-    retrieval_plan: dict[str, Any]
-
-
-class Budget(BaseModel):
-    max_items: int
-    max_tokens: int
-    used_items: int
-    used_tokens: int
-    dropped: int
-    shortened: int
-    encoding: str
-
-
-class PackItem(BaseModel):
-    reference: str
-    type: str
-    location: str
-    boundary: str
-    score: float
-    tokens: int
-    shortened: bool
-    content: str
-    created_at: str
-
-
-class ContextOutput(BaseModel):
-    version: Literal["1"]
-    query: str
-    retrieval_plan: dict[str, Any]
-    budget: Budget
-    items: list[PackItem]
-    context_text: str
-
-
-class MemoryOutput(BaseModel):
-    memory: Memory
-
-
-class ListOutput(BaseModel):
-    memories: list[Memory]
-    next_cursor: str | None
-
-
-class ForgetOutput(BaseModel):
-    deleted: int = Field(ge=0)
-
-
 # ---------------------------------------------------------------------------------------
+class Route(Protocol):
+    """What this module reads of a template route (`xmemo.local.template.Route` is one)."""
+
+    method: str
+    resource: str
+    scopes: tuple[str, ...]
+    authorized: bool
+
+
 @dataclass(frozen=True)
 class Operation:
     """How a template route takes its input (what its handler parses) and what it answers."""
@@ -121,14 +63,14 @@ class Operation:
 
 
 OPERATIONS: dict[tuple[str, str], Operation] = {
-    ("POST", "/v1/memories"): Operation("remember", "remember", RememberInput, "body", RememberOutput, (201, 200), (400, 401, 403, 404, 422, 503)),
-    ("POST", "/v1/recall"): Operation("recall", "recall", RecallInput, "body", SearchOutput),
-    ("POST", "/v1/search"): Operation("search_memory", "search_memory", SearchInput, "body", SearchOutput),
-    ("POST", "/v1/context"): Operation("recall_context", "recall_context", ContextInput, "body", ContextOutput),
-    ("GET", "/v1/memories"): Operation("list_memories", "list_memories", ListInput, "query", ListOutput),
-    ("GET", "/v1/memories/{reference}"): Operation("get_memory", "get_memory", GetInput, "path", MemoryOutput, errors=(400, 401, 403, 404, 503)),
-    ("DELETE", "/v1/memories/{reference}"): Operation("forget_reference", "forget", GetInput, "path", ForgetOutput, errors=(400, 401, 403, 404, 503)),
-    ("POST", "/v1/forget"): Operation("forget_by_filter", "forget", ForgetInput, "body", ForgetOutput, exclude=("reference",)),
+    ("POST", "/v1/memories"): Operation("remember", "remember", RememberInput, "body", RememberResult, (201, 200), (400, 401, 403, 404, 422, 503)),
+    ("POST", "/v1/recall"): Operation("recall", "recall", RecallInput, "body", RecallResult),
+    ("POST", "/v1/search"): Operation("search_memory", "search_memory", SearchInput, "body", SearchResult),
+    ("POST", "/v1/context"): Operation("recall_context", "recall_context", ContextInput, "body", ContextResult),
+    ("GET", "/v1/memories"): Operation("list_memories", "list_memories", ListInput, "query", ListResult),
+    ("GET", "/v1/memories/{reference}"): Operation("get_memory", "get_memory", GetInput, "path", MemoryResult, errors=(400, 401, 403, 404, 503)),
+    ("DELETE", "/v1/memories/{reference}"): Operation("forget_reference", "forget", GetInput, "path", ForgetResult, errors=(400, 401, 403, 404, 503)),
+    ("POST", "/v1/forget"): Operation("forget_by_filter", "forget", ForgetInput, "body", ForgetResult, exclude=("reference",)),
 }
 
 _REASONS = {200: "OK", 201: "Created", 400: "invalid_request", 401: "unauthorized", 403: "insufficient_scope or team_mismatch",
@@ -209,13 +151,14 @@ def _operation(route: Route, op: Operation, schemas: dict[str, Any]) -> dict[str
     return out
 
 
-def build_openapi(template: Path, resource_server: str = "xmemo", server_url: str | None = None) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of every REST route in `template` (routes without an entry
-    in `OPERATIONS`, i.e. MCP, are left out; a REST route missing from it is an error)."""
+def build_openapi(routes: Iterable[Route], server_url: str | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every REST route in `routes` (the template's, scopes
+    resolved; routes without an entry in `OPERATIONS`, i.e. MCP, are left out; a REST route
+    missing from it is an error)."""
     schemas = _schemas()
     paths: dict[str, dict[str, Any]] = {}
     scopes: set[str] = set()
-    for route in routes_of(template, {"ResourceServerId": resource_server}):
+    for route in routes:
         op = OPERATIONS.get((route.method, route.resource))
         if op is None:
             if route.resource.startswith("/v1/"):

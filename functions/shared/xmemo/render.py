@@ -1,11 +1,21 @@
-"""The exact texts of SPEC §5 (public MCP profile). Nothing else formats tool output."""
+"""The exact texts of SPEC §5 (public MCP profile), made from the tool results of
+`xmemo.results`. Nothing else formats tool output; this module calls no logic."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable
 
-if TYPE_CHECKING:
-    from .tools import ContextResult, RememberResult, SearchResult
+from .models import Memory
+from .results import (
+    ContextResult,
+    ForgetResult,
+    ListResult,
+    MemoryResult,
+    RecallResult,
+    RememberResult,
+    Result,
+    SearchResult,
+)
 
 NO_MATCH = "No matching XMemo memory was found."
 
@@ -14,7 +24,11 @@ def _ref_line(reference: str, type_: str, location: str) -> str:
     return f"Reference: {reference} | Type: {type_} | Location: {location}"
 
 
-def remember_text(result: "RememberResult") -> str:
+def _record_line(m: Memory) -> str:
+    return f"{_ref_line(m.reference, m.type, m.location)} | Boundary: {m.boundary}"
+
+
+def remember_text(result: RememberResult) -> str:
     m = result.memory
     head = "Duplicate of" if result.duplicate else "Stored"
     lines = [f"{head}: {_ref_line(m.reference, m.type, m.location)}"]
@@ -23,28 +37,62 @@ def remember_text(result: "RememberResult") -> str:
     return "\n".join(lines)
 
 
-def hits_text(result: "SearchResult", title: str) -> str:
-    if not result.hits:
+def hits_text(result: SearchResult) -> str:
+    if not result.results:
         return NO_MATCH
-    lines = [f"### XMemo {title}", f"Results: {len(result.hits)}"]
-    for n, hit in enumerate(result.hits, 1):
-        m = hit.memory
-        lines.append(f"{n}. {_ref_line(m.reference, m.type, m.location)} | Boundary: {m.boundary}")
-        lines.extend("   " + line for line in m.content.split("\n"))
+    title = "Recall" if isinstance(result, RecallResult) else "Search"
+    lines = [f"### XMemo {title}", f"Results: {len(result.results)}"]
+    for n, hit in enumerate(result.results, 1):
+        lines.append(f"{n}. {_record_line(hit)}")
+        lines.extend("   " + line for line in hit.content.split("\n"))
     return "\n".join(lines)
 
 
-def context_text(result: "ContextResult") -> str:
-    if result.matched == 0:
+def context_text(result: ContextResult) -> str:
+    if not result.matched:
         return NO_MATCH
     b = result.budget
-    lines = ["### XMemo Context", f"Items: {b['used_items']}"]
-    if b["dropped"] or b["shortened"]:
+    lines = ["### XMemo Context", f"Items: {b.used_items}"]
+    if b.dropped or b.shortened:
         lines.append(
-            f"Budget: used_items={b['used_items']}/{b['max_items']} used_tokens={b['used_tokens']}/{b['max_tokens']} "
-            f"dropped={b['dropped']} shortened={b['shortened']}"
+            f"Budget: used_items={b.used_items}/{b.max_items} used_tokens={b.used_tokens}/{b.max_tokens} "
+            f"dropped={b.dropped} shortened={b.shortened}"
         )
-    lines.extend(_ref_line(i["reference"], i["type"], i["location"]) for i in result.items)
+    lines.extend(_ref_line(i.reference, i.type, i.location) for i in result.items)
     lines.append("Context:")
     lines.append(result.context_text)
     return "\n".join(lines)
+
+
+def memory_text(result: MemoryResult) -> str:
+    return f"{_record_line(result.memory)}\n{result.memory.content}"
+
+
+def list_text(result: ListResult) -> str:
+    if not result.memories:
+        return NO_MATCH
+    lines = ["### XMemo Memories", f"Results: {len(result.memories)}"]
+    lines.extend(f"{n}. {_record_line(m)}" for n, m in enumerate(result.memories, 1))
+    if result.next_cursor:
+        lines.append(f"Next cursor: {result.next_cursor}")
+    return "\n".join(lines)
+
+
+def forget_text(result: ForgetResult) -> str:
+    return f"Deleted: {result.deleted}"
+
+
+_TEXTS: dict[type, Callable] = {
+    RememberResult: remember_text,
+    SearchResult: hits_text,
+    RecallResult: hits_text,
+    ContextResult: context_text,
+    MemoryResult: memory_text,
+    ListResult: list_text,
+    ForgetResult: forget_text,
+}
+
+
+def text(result: Result) -> str:
+    """The public-profile text of any tool result."""
+    return _TEXTS[type(result)](result)

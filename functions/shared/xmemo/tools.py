@@ -7,11 +7,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from . import render
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import NotFound, OutOfBounds
 from .models import (
@@ -31,12 +29,22 @@ from .models import (
     boundary_of,
 )
 from .ids import new_reference
-from .packing import pack
+from .packing import PackedItem, pack
 from .policy import apply_policy_fields
+from .results import (
+    Budget,
+    ContextResult,
+    ForgetResult,
+    Hit,
+    ListResult,
+    MemoryResult,
+    PackItem,
+    RecallResult,
+    RememberResult,
+    SearchResult,
+)
 from .retrieval import Plan, Ranked, diverse, fuse, lexical_only
 from .services import Services
-
-PACK_VERSION = "1"
 
 
 def content_hash(content: str) -> str:
@@ -46,19 +54,6 @@ def content_hash(content: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-@dataclass
-class RememberResult:
-    memory: Memory
-    duplicate: bool
-    redacted: tuple[str, ...] = ()
-
-    def text(self) -> str:
-        return render.remember_text(self)
-
-    def structured(self) -> dict[str, Any]:
-        return {"memory": self.memory.public_dict(), "duplicate": self.duplicate, "redacted": list(self.redacted)}
-
-
 def remember(svc: Services, principal: Principal, inp: RememberInput) -> RememberResult:
     principal.require(WRITE)
     check_team(principal, inp.team)
@@ -103,7 +98,7 @@ def remember(svc: Services, principal: Principal, inp: RememberInput) -> Remembe
         # others get their own write echoed with that reference (temporary memories are
         # never returned without memory:temporary, write-only tokens read nothing).
         stored = memory.model_copy(update={"reference": stored.reference})
-    return RememberResult(stored, duplicate, captured.redacted)
+    return RememberResult(memory=stored, duplicate=duplicate, redacted=list(captured.redacted))
 
 
 def _may_read(principal: Principal, memory: Memory) -> bool:
@@ -111,24 +106,6 @@ def _may_read(principal: Principal, memory: Memory) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-@dataclass
-class SearchResult:
-    hits: list[Ranked]
-    plan: Plan
-    kind: str  # "recall" or "search"
-
-    def text(self) -> str:
-        return render.hits_text(self, "Recall" if self.kind == "recall" else "Search")
-
-    def structured(self) -> dict[str, Any]:
-        return {
-            "results": [
-                {**h.memory.public_dict(), "score": round(h.score, 6)} for h in self.hits
-            ],
-            "retrieval_plan": self.plan.as_dict(),
-        }
-
-
 def _filters_of(inp: Any) -> dict[str, Any]:
     names = ("bucket", "type", "tags", "team", "project", "include_temporary", "created_after", "created_before")
     out = {}
@@ -177,9 +154,14 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     return ranked, plan
 
 
-def recall(svc: Services, principal: Principal, inp: RecallInput) -> SearchResult:
+def _hits(ranked: list[Ranked]) -> list[Hit]:
+    """Ranked memories as result hits (built from fields already validated)."""
+    return [Hit.model_construct(**dict(r.memory), score=round(r.score, 6)) for r in ranked]
+
+
+def recall(svc: Services, principal: Principal, inp: RecallInput) -> RecallResult:
     ranked, plan = _candidates(svc, principal, inp)
-    return SearchResult(ranked[: inp.limit], plan, "recall")
+    return RecallResult(results=_hits(ranked[: inp.limit]), retrieval_plan=plan.as_dict())
 
 
 def search_memory(svc: Services, principal: Principal, inp: SearchInput) -> SearchResult:
@@ -187,31 +169,15 @@ def search_memory(svc: Services, principal: Principal, inp: SearchInput) -> Sear
     rf = _read_filter(svc, principal, inp)
     cands = svc.store.search(inp.query, None, rf, lexical_k=inp.limit, semantic_k=0, strict=True)
     plan = Plan(lexical={"mode": "all-terms", "candidates": len(cands.lexical)}, semantic={"used": False}, filters=_filters_of(inp))
-    return SearchResult(lexical_only(cands)[: inp.limit], plan, "search")
+    return SearchResult(results=_hits(lexical_only(cands)[: inp.limit]), retrieval_plan=plan.as_dict())
 
 
-# ---------------------------------------------------------------------------------------
-@dataclass
-class ContextResult:
-    query: str
-    matched: int
-    budget: dict[str, Any]
-    items: list[dict[str, Any]]
-    context_text: str
-    plan: Plan
-
-    def text(self) -> str:
-        return render.context_text(self)
-
-    def structured(self) -> dict[str, Any]:
-        return {
-            "version": PACK_VERSION,
-            "query": self.query,
-            "retrieval_plan": self.plan.as_dict(),
-            "budget": self.budget,
-            "items": self.items,
-            "context_text": self.context_text,
-        }
+def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
+    m = r.memory
+    return PackItem(
+        reference=m.reference, type=m.type, location=m.location, boundary=m.boundary, score=round(r.score, 6),
+        tokens=p.tokens, shortened=p.shortened, content=p.text, created_at=m.created_at,
+    )
 
 
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
@@ -226,91 +192,36 @@ def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> Co
         encoding=s.encoding,
         min_useful_tokens=s.min_useful_tokens,
     )
-    items = []
-    for p in packed.items:
-        m = kept[p.index].memory
-        items.append(
-            {
-                "reference": m.reference,
-                "type": m.type,
-                "location": m.location,
-                "boundary": m.boundary,
-                "score": round(kept[p.index].score, 6),
-                "tokens": p.tokens,
-                "shortened": p.shortened,
-                "content": p.text,
-                "created_at": m.created_at.isoformat(),
-            }
-        )
-    budget = {
-        "max_items": inp.max_items,
-        "max_tokens": inp.max_tokens,
-        "used_items": len(items),
-        "used_tokens": packed.used_tokens,
-        "dropped": packed.dropped + near_duplicates,
-        "shortened": packed.shortened,
-        "encoding": s.encoding,
-    }
-    return ContextResult(inp.query, len(ranked), budget, items, packed.context_text, plan)
+    items = [_pack_item(kept[p.index], p) for p in packed.items]
+    budget = Budget(
+        max_items=inp.max_items,
+        max_tokens=inp.max_tokens,
+        used_items=len(items),
+        used_tokens=packed.used_tokens,
+        dropped=packed.dropped + near_duplicates,
+        shortened=packed.shortened,
+        encoding=s.encoding,
+    )
+    return ContextResult(
+        query=inp.query, retrieval_plan=plan.as_dict(), budget=budget, items=items, context_text=packed.context_text
+    )
 
 
 # ---------------------------------------------------------------------------------------
-@dataclass
-class MemoryResult:
-    memory: Memory
-
-    def text(self) -> str:
-        m = self.memory
-        return f"Reference: {m.reference} | Type: {m.type} | Location: {m.location} | Boundary: {m.boundary}\n{m.content}"
-
-    def structured(self) -> dict[str, Any]:
-        return {"memory": self.memory.public_dict()}
-
-
 def get_memory(svc: Services, principal: Principal, inp: GetInput) -> MemoryResult:
     principal.require(READ)
     rf = read_filter(principal, svc.clock(), include_temporary=principal.has(TEMPORARY))
     memory = svc.store.get(inp.reference, rf)
     if memory is None:
         raise NotFound()
-    return MemoryResult(memory)
-
-
-@dataclass
-class ListResult:
-    memories: list[Memory]
-    next_cursor: str | None
-
-    def text(self) -> str:
-        if not self.memories:
-            return render.NO_MATCH
-        lines = [f"### XMemo Memories", f"Results: {len(self.memories)}"]
-        for n, m in enumerate(self.memories, 1):
-            lines.append(f"{n}. Reference: {m.reference} | Type: {m.type} | Location: {m.location} | Boundary: {m.boundary}")
-        if self.next_cursor:
-            lines.append(f"Next cursor: {self.next_cursor}")
-        return "\n".join(lines)
-
-    def structured(self) -> dict[str, Any]:
-        return {"memories": [m.public_dict() for m in self.memories], "next_cursor": self.next_cursor}
+    return MemoryResult(memory=memory)
 
 
 def list_memories(svc: Services, principal: Principal, inp: ListInput) -> ListResult:
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     memories, cursor = svc.store.list(rf, inp.limit, inp.cursor)
-    return ListResult(memories, cursor)
-
-
-@dataclass
-class ForgetResult:
-    deleted: int
-
-    def text(self) -> str:
-        return f"Deleted: {self.deleted}"
-
-    def structured(self) -> dict[str, Any]:
-        return {"deleted": self.deleted}
+    return ListResult(memories=memories, next_cursor=cursor)
 
 
 def forget(svc: Services, principal: Principal, inp: ForgetInput) -> ForgetResult:
@@ -333,7 +244,7 @@ def forget(svc: Services, principal: Principal, inp: ForgetInput) -> ForgetResul
     deleted = svc.store.delete(rf, inp.reference)
     if inp.reference is not None and deleted == 0:
         raise NotFound()
-    return ForgetResult(deleted)
+    return ForgetResult(deleted=deleted)
 
 
 def purge_expired(svc: Services) -> int:

@@ -17,10 +17,11 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..config import Settings
-    from ..local.template import find_template
+    from ..local.template import find_template, routes_of
     from ..openapi import build_openapi
 
-    doc = build_openapi(args.template or find_template(), Settings().resource_server, args.server)
+    routes = routes_of(args.template or find_template(), {"ResourceServerId": Settings().resource_server})
+    doc = build_openapi(routes, args.server)
     json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

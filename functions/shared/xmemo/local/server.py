@@ -210,7 +210,7 @@ class Gateway:
         if self._openapi_doc is None:
             from ..openapi import build_openapi
 
-            doc = build_openapi(self.template, self.settings.resource_server, self.issuer)
+            doc = build_openapi(self.routes, self.issuer)
             self._openapi_doc = json.dumps(doc).encode()
         return Reply(200, self._openapi_doc, {"Content-Type": "application/json"})
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
-from .. import __version__
+from .. import __version__, render
 from ..auth import Principal
 from ..errors import XMemoError
 from ..services import Services
@@ -102,7 +102,7 @@ def tools_call(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         frames = "".join(traceback.format_tb(exc.__traceback__))
         log.error("tool %s failed with %s\n%s", name, type(exc).__name__, frames)
         raise RpcError(INTERNAL_ERROR, "internal error") from None
-    out: dict[str, Any] = {"content": [{"type": "text", "text": result.text()}], "isError": False}
+    out: dict[str, Any] = {"content": [{"type": "text", "text": render.text(result)}], "isError": False}
     if ctx.surface == registry.FULL and versions.has_structured_output(ctx.version):
         out["structuredContent"] = result.structured()
     return out

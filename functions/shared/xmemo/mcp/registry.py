@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
-from .. import tools
+from .. import results, tools
 from ..auth import READ, WRITE, Principal
 from ..models import (
     ContextInput,
@@ -28,7 +28,6 @@ from ..models import (
     SearchPublic,
     parse_input,
 )
-from . import outputs
 
 PUBLIC, FULL = "public", "full"
 _STRUCTURED_NOTE = (
@@ -42,9 +41,9 @@ class Tool:
     name: str
     title: str
     model: type[BaseModel]
-    run: Callable[..., Any]  # (services, principal, input) -> result with .text() / .structured()
+    run: Callable[..., results.Result]  # (services, principal, input) -> a tool result
     scope: str
-    output: type[BaseModel]
+    output: type[BaseModel]  # the result model: `outputSchema`
     read_only: bool
     destructive: bool = False
     idempotent: bool = True
@@ -114,22 +113,22 @@ def _catalogue(surface: str) -> dict[str, Tool]:
 
     entries = [
         Tool("recall_context", "Recall a budgeted context pack", run=tools.recall_context, scope=READ,
-             output=outputs.ContextOutput, read_only=True, **pick(ContextPublic, ContextInput)),
+             output=results.ContextResult, read_only=True, **pick(ContextPublic, ContextInput)),
         Tool("recall", "Recall relevant memories", run=tools.recall, scope=READ,
-             output=outputs.SearchOutput, read_only=True, **pick(RecallPublic, RecallInput)),
+             output=results.RecallResult, read_only=True, **pick(RecallPublic, RecallInput)),
         Tool("search_memory", "Search memories strictly", run=tools.search_memory, scope=READ,
-             output=outputs.SearchOutput, read_only=True, **pick(SearchPublic, SearchInput)),
+             output=results.SearchResult, read_only=True, **pick(SearchPublic, SearchInput)),
         Tool("remember", "Remember a durable memory", run=tools.remember, scope=WRITE,
-             output=outputs.RememberOutput, read_only=False, **pick(RememberPublic, RememberInput)),
+             output=results.RememberResult, read_only=False, **pick(RememberPublic, RememberInput)),
     ]
     if full:
         entries += [
             Tool("get_memory", "Get one memory", model=GetInput, run=tools.get_memory, scope=READ,
-                 output=outputs.MemoryOutput, read_only=True),
+                 output=results.MemoryResult, read_only=True),
             Tool("list_memories", "List memories", model=ListInput, run=tools.list_memories, scope=READ,
-                 output=outputs.ListOutput, read_only=True),
+                 output=results.ListResult, read_only=True),
             Tool("forget", "Forget memories", model=ForgetInput, run=tools.forget, scope=WRITE,
-                 output=outputs.ForgetOutput, read_only=False, destructive=True),
+                 output=results.ForgetResult, read_only=False, destructive=True),
         ]
     return {t.name: t for t in entries}
 

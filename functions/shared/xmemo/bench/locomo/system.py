@@ -119,7 +119,7 @@ class XMemoSystem:
         t0 = time.perf_counter()
         result = tools.recall(self.svc, self.principal, RecallInput(query=question, limit=limit))
         self.recall_ms.append((time.perf_counter() - t0) * 1000)
-        return [self.ids.get(h.memory.reference, []) for h in result.hits]
+        return [self.ids.get(h.reference, []) for h in result.results]
 
     def context(self, question: str, max_items: int, max_tokens: int, timed: bool = True) -> tuple[list[list[str]], int]:
         t0 = time.perf_counter()
@@ -128,7 +128,7 @@ class XMemoSystem:
         )
         if timed:
             self.context_ms.append((time.perf_counter() - t0) * 1000)
-        return [self.ids.get(i["reference"], []) for i in result.items], result.budget["used_tokens"]
+        return [self.ids.get(i.reference, []) for i in result.items], result.budget.used_tokens
 
     def close(self) -> None:
         self.store.close()
