@@ -21,8 +21,24 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+# The MCP authorization server's routes (issue 15): public, since a client calls them to get
+# its first token; served by OAUTH_FUNCTION only (oauth_facade_violations).
+OAUTH_FUNCTION = "OAuthFunction"
+OAUTH_TABLE = "OAuthStateTable"
+OAUTH_TTL_ATTRIBUTE = "expires_at"  # xmemo.oauth.dynamo.TTL_ATTRIBUTE (tests/infra check they agree)
+OAUTH_FACADE_ROUTES: frozenset[tuple[str, str]] = frozenset({
+    ("GET", "/.well-known/oauth-authorization-server"),
+    ("GET", "/.well-known/openid-configuration"),
+    ("GET", "/oauth2/authorize"),
+    ("GET", "/oauth2/callback"),
+    ("POST", "/oauth2/register"),
+    ("POST", "/oauth2/token"),
+})
+OAUTH_TABLE_ACTIONS = frozenset({"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"})
+
 # Routes that are public ON PURPOSE (no authorizer): RFC 9728 protected-resource metadata,
-# which an MCP client must read before it has a token. Nothing else may be public.
+# which an MCP client must read before it has a token, and the authorization server above.
+# Nothing else may be public.
 PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(
     ("GET", path)
     for path in (
@@ -30,7 +46,7 @@ PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource/mcp/full",
     )
-)
+) | OAUTH_FACADE_ROUTES
 
 # Scopes a route may require: `<ResourceServerId>/memory:<name>`.
 SCOPE_NAMES = ("memory:read", "memory:write", "memory:temporary")
@@ -290,6 +306,42 @@ def iam_violations(cfn: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def oauth_facade_violations(template: Mapping[str, Any]) -> list[str]:
+    """The authorization server: every one of its routes exists, is served by
+    OAUTH_FUNCTION and by nothing else; that function's role reaches only its own table with
+    item reads and writes (besides logs and traces); the table expires items by TTL."""
+    out: list[str] = []
+    served: dict[tuple[str, str], list[str]] = {}
+    for fn, _event_id, method, path, _auth in api_events(template):
+        served.setdefault((method, path), []).append(fn)
+    for route in sorted(OAUTH_FACADE_ROUTES):
+        if served.get(route) != [OAUTH_FUNCTION]:
+            out.append(f"{route[0]} {route[1]}: must be served by {OAUTH_FUNCTION} alone (got {served.get(route)})")
+    for (method, path), functions in served.items():
+        if OAUTH_FUNCTION in functions and (method, path) not in OAUTH_FACADE_ROUTES:
+            out.append(f"{OAUTH_FUNCTION}: {method} {path} is not an authorization-server route")
+    resources = template.get("Resources") or {}
+    table = resources.get(OAUTH_TABLE) or {}
+    ttl = (table.get("Properties") or {}).get("TimeToLiveSpecification") or {}
+    if table.get("Type") != "AWS::DynamoDB::Table" or ttl.get("Enabled") is not True or ttl.get("AttributeName") != OAUTH_TTL_ATTRIBUTE:
+        out.append(f"{OAUTH_TABLE}: a DynamoDB table with TTL enabled on {OAUTH_TTL_ATTRIBUTE} is required")
+    role_ref = ((resources.get(OAUTH_FUNCTION) or {}).get("Properties") or {}).get("Role")
+    role_name = role_ref.get("Fn::GetAtt", [None])[0] if isinstance(role_ref, dict) else None
+    role = (resources.get(role_name) or {}).get("Properties") or {}
+    table_arn = {"Fn::GetAtt": [OAUTH_TABLE, "Arn"]}
+    for policy in _as_list(role.get("Policies")):
+        for statement in _as_list((policy.get("PolicyDocument") or {}).get("Statement")):
+            actions = set(_as_list(statement.get("Action")))
+            if any(a.startswith("dynamodb:") for a in actions):
+                if not actions <= OAUTH_TABLE_ACTIONS or _as_list(statement.get("Resource")) != [table_arn]:
+                    out.append(f"{role_name}: DynamoDB access must be {sorted(OAUTH_TABLE_ACTIONS)} on {OAUTH_TABLE} only")
+            elif not actions <= {"logs:CreateLogStream", "logs:PutLogEvents", *STAR_RESOURCE_ACTIONS}:
+                out.append(f"{role_name}: {sorted(actions)} is more than the authorization server needs")
+    if not role:
+        out.append(f"{OAUTH_FUNCTION}: no explicit role of this template")
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | None = None) -> list[str]:
     cfn = translate(template, parameters)
@@ -299,6 +351,7 @@ def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | 
         + parameter_violations(template)
         + translated_route_violations(cfn)
         + iam_violations(cfn)
+        + oauth_facade_violations(template)
     )
 
 

@@ -161,3 +161,61 @@ def test_the_command_line_reports_and_fails(template, tmp_path, capsys):
     assert rules.main([str(path)]) == 1
     assert "parameter StageName: no Description" in capsys.readouterr().out
     assert rules.main([str(rules.Path(__file__).resolve().parents[2] / "template.yaml")]) == 0
+
+
+# -- the MCP authorization server (issue 15) -----------------------------------------------
+def test_the_authorization_server_keeps_its_rule(source):
+    from xmemo.oauth.dynamo import TTL_ATTRIBUTE
+    from xmemo.oauth.facade import PATHS
+
+    assert rules.oauth_facade_violations(source) == []
+    assert rules.OAUTH_TTL_ATTRIBUTE == TTL_ATTRIBUTE  # the attribute the adapter writes is the one that expires
+    assert {path for _, path in rules.OAUTH_FACADE_ROUTES} == set(PATHS)  # every path the façade answers is deployed
+
+
+def test_an_authorization_server_route_missing_or_served_elsewhere_fails(template):
+    events = template["Resources"]["OAuthFunction"]["Properties"]["Events"]
+    moved = events.pop("Token")
+    template["Resources"]["MemoriesFunction"]["Properties"]["Events"]["Token"] = moved
+    assert rules.oauth_facade_violations(template) == [
+        "POST /oauth2/token: must be served by OAuthFunction alone (got ['MemoriesFunction'])"]
+    del template["Resources"]["MemoriesFunction"]["Properties"]["Events"]["Token"]
+    assert "POST /oauth2/token: must be served by OAuthFunction alone (got None)" in rules.oauth_facade_violations(template)
+
+
+def test_an_extra_public_route_on_the_authorization_server_fails(template):
+    events = template["Resources"]["OAuthFunction"]["Properties"]["Events"]
+    events["Admin"] = {"Type": "Api", "Properties": {"RestApiId": {"Ref": "XMemoApi"}, "Path": "/oauth2/admin",
+                                                      "Method": "GET", "Auth": {"Authorizer": "NONE"}}}
+    assert "OAuthFunction: GET /oauth2/admin is not an authorization-server route" in rules.oauth_facade_violations(template)
+    assert any("OAuthFunction.Admin" in v for v in rules.route_violations(template))  # and it is not public either
+
+
+def test_the_authorization_server_table_must_expire_items(template):
+    template["Resources"]["OAuthStateTable"]["Properties"]["TimeToLiveSpecification"]["Enabled"] = False
+    assert rules.oauth_facade_violations(template) == [
+        "OAuthStateTable: a DynamoDB table with TTL enabled on expires_at is required"]
+
+
+def test_the_authorization_server_role_reaches_only_its_table(template):
+    statement = template["Resources"]["OAuthFunctionRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"][0]
+    statement["Action"].append("dynamodb:Scan")
+    assert rules.oauth_facade_violations(template) == [
+        "OAuthFunctionRole: DynamoDB access must be ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', "
+        "'dynamodb:UpdateItem'] on OAuthStateTable only"]
+    statement["Action"].remove("dynamodb:Scan")
+    statement["Resource"] = {"Fn::GetAtt": ["UserPool", "Arn"]}
+    assert len(rules.oauth_facade_violations(template)) == 1
+    statement["Resource"] = {"Fn::GetAtt": ["OAuthStateTable", "Arn"]}
+    template["Resources"]["OAuthFunctionRole"]["Properties"]["Policies"].append(
+        {"PolicyName": "more", "PolicyDocument": {"Statement": [{"Effect": "Allow", "Action": "ssm:GetParameter", "Resource": "x"}]}})
+    assert rules.oauth_facade_violations(template) == [
+        "OAuthFunctionRole: ['ssm:GetParameter'] is more than the authorization server needs"]
+
+
+def test_the_resource_metadata_names_the_authorization_server(source):
+    issuer = source["Resources"]["McpFunction"]["Properties"]["Environment"]["Variables"]["XMEMO_OAUTH_ISSUER"]
+    assert issuer["Fn::If"][:2] == ["HasPublicBaseUrl", {"Ref": "PublicBaseUrl"}]
+    env = source["Resources"]["OAuthFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["XMEMO_PUBLIC_BASE_URL"] == {"Fn::If": ["HasPublicBaseUrl", {"Ref": "PublicBaseUrl"}, {"Ref": "AWS::NoValue"}]}
+    assert env["XMEMO_OAUTH_TABLE"] == {"Ref": "OAuthStateTable"}

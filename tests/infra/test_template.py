@@ -165,7 +165,7 @@ def test_timeouts_fit_inside_the_gateway_and_the_store_deadline(source):
 def test_every_generated_function_has_the_layer(cfn):
     layers = {n for n, r in cfn["Resources"].items() if r["Type"] == "AWS::Lambda::LayerVersion"}
     functions = resources(cfn, "AWS::Lambda::Function")
-    assert len(functions) == 10
+    assert len(functions) == 11  # + OAuthFunction (issue 15)
     for name, props in functions.items():
         assert [{"Ref": layer} for layer in layers] == props["Layers"], name
 

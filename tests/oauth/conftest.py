@@ -81,17 +81,16 @@ def store_and_clock(request, tmp_path):
 from xmemo.config import Settings  # noqa: E402
 from xmemo.local.clients import ClientRegistry  # noqa: E402
 from xmemo.local.keys import SigningKey  # noqa: E402
-from xmemo.local.oauth import SCOPES, LocalUpstream  # noqa: E402
-from xmemo.local.tokens import full_scopes  # noqa: E402
+from xmemo.local.oauth import LocalUpstream  # noqa: E402
 from xmemo.local.users import UserRegistry  # noqa: E402
 from xmemo.oauth.clients import Clients  # noqa: E402
 from xmemo.oauth.fetch import fetch  # noqa: E402
-from xmemo.oauth.metadata import Endpoints  # noqa: E402
+from xmemo.oauth.metadata import Endpoints, xmemo_scopes  # noqa: E402
 from xmemo.oauth.server import AuthorizationServer, Policy  # noqa: E402
 
 ISSUER = "http://127.0.0.1:9999"
 RESOURCE = f"{ISSUER}/mcp"
-ALL = tuple(full_scopes(SCOPES, "xmemo"))
+ALL = tuple(xmemo_scopes("xmemo"))
 
 
 def loopback_fetch(url: str):

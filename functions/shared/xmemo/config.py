@@ -101,9 +101,9 @@ class Settings(BaseSettings):
     )
     oauth_issuer: str | None = Field(
         None,
-        description="Authorization server named in the MCP resource metadata (RFC 9728): on AWS the Cognito "
-        "user pool issuer `https://cognito-idp.<region>.amazonaws.com/<pool-id>`. Default on loopback: the "
-        "local gateway itself.",
+        description="Authorization server named in the MCP resource metadata (RFC 9728): on AWS the MCP "
+        "authorization server (the public base URL) or the Cognito user pool issuer "
+        "`https://cognito-idp.<region>.amazonaws.com/<pool-id>`. Default on loopback: the local gateway itself.",
     )
     # -- MCP authorization server (xmemo.oauth) ---------------------------------------------
     oauth_table: str | None = Field(

@@ -127,23 +127,32 @@ def forget(url: str) -> bool:
     return True
 
 
-def post_form(url: str, form: dict[str, str], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
-    """POST an OAuth form; (status, JSON answer). Network failures raise LoginError."""
-    data = urllib.parse.urlencode(form).encode()
-    req = urllib.request.Request(url, data=data, method="POST", headers={
-        "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", **(headers or {})})
+def _send(req: urllib.request.Request, what: str) -> tuple[int, dict[str, Any]]:
+    """(status, JSON object answer); network failures raise LoginError naming `what`."""
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
             status, body = resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         status, body = exc.code, exc.read()
     except (urllib.error.URLError, OSError) as exc:
-        raise LoginError(f"token endpoint unreachable: {type(exc).__name__}") from None
+        raise LoginError(f"{what} unreachable: {type(exc).__name__}") from None
     try:
         answer = json.loads(body or b"{}")
     except ValueError:
         answer = {}
     return status, answer if isinstance(answer, dict) else {}
+
+
+def post_form(url: str, form: dict[str, str], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    """POST an OAuth form (the token endpoint)."""
+    return _send(urllib.request.Request(url, data=urllib.parse.urlencode(form).encode(), method="POST", headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json", **(headers or {})}), "token endpoint")
+
+
+def post_json(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """POST a JSON document (client registration, RFC 7591)."""
+    return _send(urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json"}), "registration endpoint")
 
 
 def fresh_access_token(login: StoredLogin, *, leeway: float = 60) -> tuple[str, StoredLogin]:

@@ -3,6 +3,9 @@
 It reads newline-delimited JSON-RPC messages on stdin, POSTs each to the HTTP endpoint
 with the bearer token and the headers the revision wants (`MCP-Protocol-Version`, and on
 2026-07-28 `Mcp-Method` / `Mcp-Name`), and writes each answer as one line on stdout.
+The token is a fixed one (`--token` / `XMEMO_TOKEN`), else one that refreshes itself
+(`xmemo.credentials`: client credentials from `XMEMO_CLIENT_ID` / `XMEMO_CLIENT_SECRET`,
+or the stored `xmemo login`), renewed before it expires and once more after a 401.
 Diagnostics go to stderr; the token and message contents are never printed."""
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from typing import IO, Any
+from typing import IO, Any, Callable
 
+from ..credentials import LoginError, TokenSource
 from ..mcp import versions
 
 TIMEOUT_S = 60
@@ -25,22 +29,31 @@ def register(sub) -> None:
     p = sub.add_parser("mcp-stdio", help="bridge MCP over stdio to an XMemo HTTP endpoint")
     p.add_argument("--url", required=True, help="the MCP endpoint, e.g. http://127.0.0.1:8787/mcp")
     p.add_argument("--token", default=os.environ.get("XMEMO_TOKEN"),
-                   help="bearer access token (default: $XMEMO_TOKEN, which keeps it out of the process list)")
+                   help="a fixed bearer access token (default: $XMEMO_TOKEN; without one, client credentials from "
+                   "$XMEMO_CLIENT_ID/$XMEMO_CLIENT_SECRET or the stored `xmemo login`, refreshed as needed)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.token:
-        print("xmemo mcp-stdio: no token (pass --token or set XMEMO_TOKEN)", file=sys.stderr)
+    if args.token:
+        Bridge(args.url, args.token).serve(sys.stdin, sys.stdout)
+        return 0
+    try:
+        source = TokenSource.for_url(args.url)
+        source.token()  # fail now, not at the client's first message
+    except LoginError as exc:
+        print(f"xmemo mcp-stdio: {exc} (or pass --token / set XMEMO_TOKEN)", file=sys.stderr)
         return 2
-    Bridge(args.url, args.token).serve(sys.stdin, sys.stdout)
+    Bridge(args.url, source).serve(sys.stdin, sys.stdout)
     return 0
 
 
 class Bridge:
-    def __init__(self, url: str, token: str):
+    def __init__(self, url: str, token: "str | TokenSource"):
         self.url = url
-        self._token = token
+        # fixed: the same token every time; a TokenSource: fresh, and forced once after a 401
+        self._token: Callable[..., str] = (lambda force=False: token) if isinstance(token, str) else token.token
+        self._renewable = not isinstance(token, str)
         self.version: str | None = None  # negotiated by `initialize` (legacy revisions)
 
     def serve(self, inp: IO[str], out: IO[str]) -> None:
@@ -53,9 +66,9 @@ class Bridge:
                 out.write(reply + "\n")
                 out.flush()
 
-    def headers_for(self, message: Any) -> dict[str, str]:
+    def headers_for(self, message: Any, *, renew: bool = False) -> dict[str, str]:
         headers = {
-            "Authorization": f"Bearer {self._token}",
+            "Authorization": f"Bearer {self._token(force=renew)}",
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
         }
@@ -82,12 +95,12 @@ class Bridge:
             message = json.loads(line)
         except ValueError:
             message = None  # let the server answer -32700
-        request = urllib.request.Request(self.url, data=line.encode("utf-8"), method="POST", headers=self.headers_for(message))
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:
-                status, body = resp.status, resp.read().decode("utf-8")
-        except urllib.error.HTTPError as exc:
-            status, body = exc.code, exc.read().decode("utf-8", errors="replace")
+            status, body = self._post(line, message)
+            if status == 401 and self._renewable:  # revoked or expired early: one fresh token, one retry
+                status, body = self._post(line, message, renew=True)
+        except LoginError as exc:
+            return self._failure(message, str(exc))
         except (urllib.error.URLError, OSError) as exc:
             return self._failure(message, f"XMemo endpoint unreachable: {type(exc).__name__}")
         if status == 202 or not body:
@@ -101,6 +114,15 @@ class Bridge:
             return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
         detail = (answer.get("error") or {}).get("message") if isinstance(answer, dict) else None
         return self._failure(message, f"HTTP {status}: {detail or 'request refused'}")
+
+    def _post(self, line: str, message: Any, *, renew: bool = False) -> tuple[int, str]:
+        request = urllib.request.Request(self.url, data=line.encode("utf-8"), method="POST",
+                                         headers=self.headers_for(message, renew=renew))
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:
+                return resp.status, resp.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode("utf-8", errors="replace")
 
     def _remember_version(self, message: Any, answer: Any) -> None:
         if isinstance(message, dict) and message.get("method") == "initialize" and isinstance(answer, dict):

@@ -15,7 +15,7 @@ from ..oauth.clients import Clients
 from ..oauth.errors import OAuthError
 from ..oauth.facade import Facade
 from ..oauth.fetch import Fetched, fetch
-from ..oauth.metadata import Endpoints
+from ..oauth.metadata import Endpoints, xmemo_scopes
 from ..oauth.server import AuthorizationServer, AuthRequest, Policy
 from ..oauth.state import SqliteState, StateStore, digest
 from .clients import INTERACTIVE_CLIENT_ID, ClientRegistry
@@ -24,7 +24,6 @@ from .tokens import full_scopes, issue_token, issuer_of
 from .users import UserRegistry
 
 LOCAL_REFRESH = "local_refresh"
-SCOPES = ("memory:read", "memory:write", "memory:temporary")
 
 
 class LocalUpstream:
@@ -85,7 +84,7 @@ def local_fetch(url: str) -> Fetched:
 def local_facade(settings: Settings, key: SigningKey, clients: ClientRegistry, base_url: str, fetcher=local_fetch) -> Facade:
     """The authorization server of `xmemo serve`, its state in `<data_dir>/gateway/oauth.sqlite3`."""
     issuer = issuer_of(settings)
-    scopes = full_scopes(SCOPES, settings.resource_server)
+    scopes = xmemo_scopes(settings.resource_server)
     store = SqliteState(settings.data_dir / "gateway" / "oauth.sqlite3")
     upstream = LocalUpstream(settings, key, UserRegistry(settings.data_dir), clients, store)
     hosts = {base_url, base_url.replace("127.0.0.1", "localhost")}

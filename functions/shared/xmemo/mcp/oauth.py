@@ -1,8 +1,9 @@
 """How an MCP client finds out where to get a token (MCP authorization, RFC 9728).
 
 A 401 names the resource-metadata document in `WWW-Authenticate`; that document names
-the authorization server (the Cognito user pool's issuer on AWS, the local gateway's
-issuer locally) and the scopes."""
+the authorization server (on AWS the MCP authorization server in front of Cognito,
+`xmemo.oauth`, when PublicBaseUrl is set, else the user pool's issuer; locally the
+gateway, which serves the same authorization server) and the scopes."""
 
 from __future__ import annotations
 

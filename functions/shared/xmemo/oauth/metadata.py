@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..auth import READ, TEMPORARY, WRITE
+
+SCOPE_NAMES = (READ, WRITE, TEMPORARY)
 GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
+
+
+def xmemo_scopes(resource_server: str) -> list[str]:
+    """The three scopes as Cognito names them: `<resource server>/memory:read` …"""
+    return [f"{resource_server}/{name}" for name in SCOPE_NAMES]
 
 
 @dataclass(frozen=True)

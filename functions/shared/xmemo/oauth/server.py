@@ -218,7 +218,9 @@ class AuthorizationServer:
         if rotated and rotated != old:
             self.store.take(REFRESH, digest(old))
             self._bind(tokens, binding["client_id"], scopes, binding["resource"])
-        return self._answer(tokens, scopes)
+        # Cognito does not rotate; the refresh token is answered back anyway, since clients
+        # that replace their stored tokens with the answer (the MCP SDK does) would lose it.
+        return self._answer({**tokens, "refresh_token": rotated or old}, scopes)
 
     def _bind(self, tokens: Mapping[str, Any], client_id: str, scopes: Sequence[str], resource: str) -> None:
         if tokens.get("refresh_token"):

@@ -1,0 +1,147 @@
+"""The authorization server as the Lambda runs it (`functions/oauth/app.py` →
+`xmemo.oauth.aws`): API Gateway events in, state in DynamoDB (moto's server over HTTP),
+the person sent to Cognito's hosted login and Cognito's tokens relayed back (a stand-in
+for Cognito's token endpoint on loopback). The events/oauth/*.json files run through it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+
+from xmemo.config import Settings
+from xmemo.local.events import rest_event
+from xmemo.oauth.aws import build_facade, handle_event
+
+from .cognito_standin import CognitoStandIn
+from .conftest import create_table, dynamo_client
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = "https://api.example.com"
+APP = "https://app.example/oauth/callback"
+
+
+def load(name: str) -> dict:
+    return json.loads((ROOT / "events" / "oauth" / f"{name}.json").read_text())
+
+
+@pytest.fixture
+def aws(moto_url, request):
+    cognito = CognitoStandIn("cognito-interactive", f"{BASE}/oauth2/callback")
+    client = dynamo_client(moto_url)
+    table = f"facade-{request.node.name}"[:200]
+    create_table(client, table)
+    settings = Settings(public_base_url=BASE, oauth_table=table, cognito_domain=cognito.url,
+                        cognito_client_id="cognito-interactive", embedder="none")
+    yield build_facade(settings, client), cognito, client, table
+    cognito.close()
+
+
+def call(facade, event):
+    out = handle_event(event, facade)
+    body = out["body"]
+    return out["statusCode"], (json.loads(body) if out["headers"].get("Content-Type") == "application/json" else body), out["headers"]
+
+
+def get(facade, path: str, params: dict):
+    return call(facade, rest_event("GET", path, path, query=urlencode(params), headers={"Host": "api.example.com"}))
+
+
+def post_form(facade, form: dict):
+    return call(facade, rest_event("POST", "/oauth2/token", "/oauth2/token", body=urlencode(form),
+                                   headers={"Content-Type": "application/x-www-form-urlencoded"}))
+
+
+def test_the_event_files(aws):
+    facade, *_ = aws
+    status, meta, _ = call(facade, load("metadata"))
+    assert status == 200 and meta["issuer"] == BASE and meta["registration_endpoint"] == f"{BASE}/oauth2/register"
+    assert meta["client_id_metadata_document_supported"] is True and meta["code_challenge_methods_supported"] == ["S256"]
+    status, reg, headers = call(facade, load("register"))
+    assert status == 201 and reg["client_id"].startswith("dcr_") and headers["Cache-Control"] == "no-store"
+    status, refused, _ = call(facade, load("token_bad_code"))
+    assert (status, refused["error"]) == (400, "invalid_grant")
+
+
+def test_login_at_cognito_then_code_token_and_refresh(aws):
+    facade, cognito, client, table = aws
+    client_id = call(facade, load("register"))[1]["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    status, _, headers = get(facade, "/oauth2/authorize", {
+        "response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "app-state",
+        "code_challenge": challenge, "code_challenge_method": "S256", "resource": f"{BASE}/mcp",
+        "scope": "xmemo/memory:read xmemo/memory:write"})
+    hosted = urlsplit(headers["Location"])
+    upstream = {k: v[0] for k, v in parse_qs(hosted.query).items()}
+    assert status == 302 and headers["Location"].startswith(cognito.url + "/oauth2/authorize?")
+    assert upstream["client_id"] == "cognito-interactive" and upstream["redirect_uri"] == f"{BASE}/oauth2/callback"
+    assert upstream["code_challenge_method"] == "S256" and upstream["code_challenge"] != challenge  # its own PKCE
+    assert upstream["scope"] == "openid xmemo/memory:read xmemo/memory:write"
+
+    cognito_code = cognito.login(upstream["code_challenge"])
+    status, _, headers = get(facade, "/oauth2/callback", {"code": cognito_code, "state": upstream["state"]})
+    back = {k: v[0] for k, v in parse_qs(urlsplit(headers["Location"]).query).items()}
+    assert status == 302 and headers["Location"].startswith(APP + "?")
+    assert back["state"] == "app-state" and back["iss"] == BASE and back["code"] != cognito_code
+    status, _, _ = get(facade, "/oauth2/callback", {"code": cognito_code, "state": upstream["state"]})
+    assert status == 400  # that login is over
+
+    status, tokens, _ = post_form(facade, {"grant_type": "authorization_code", "code": back["code"], "client_id": client_id,
+                                           "redirect_uri": APP, "code_verifier": verifier, "resource": f"{BASE}/mcp"})
+    assert status == 200 and tokens["access_token"].startswith("cognito-access-") and tokens["refresh_token"]
+    status, again, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+                                          "client_id": client_id})
+    assert status == 200 and again["access_token"] != tokens["access_token"]
+    assert again["refresh_token"] == tokens["refresh_token"]  # Cognito's, handed back
+    status, refused, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+                                            "client_id": call(facade, load("register"))[1]["client_id"]})
+    assert (status, refused["error"]) == (400, "invalid_grant")
+    assert [r["grant_type"] for r in cognito.requests] == ["authorization_code", "refresh_token"]
+    items = repr(client.scan(TableName=table)["Items"])
+    assert tokens["refresh_token"] not in items and back["code"] not in items and "cognito-access" not in items
+
+
+def test_a_cancelled_login_goes_back_to_the_client(aws):
+    facade, *_ = aws
+    client_id = call(facade, load("register"))[1]["client_id"]
+    status, _, headers = get(facade, "/oauth2/authorize", {
+        "response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "s",
+        "code_challenge": "c" * 43, "code_challenge_method": "S256", "resource": f"{BASE}/mcp"})
+    txn = parse_qs(urlsplit(headers["Location"]).query)["state"][0]
+    status, _, headers = get(facade, "/oauth2/callback", {"error": "access_denied", "state": txn})
+    back = parse_qs(urlsplit(headers["Location"]).query)
+    assert status == 302 and back["error"] == ["access_denied"] and back["state"] == ["s"] and "code" not in back
+
+
+def test_client_credentials_are_relayed_to_cognito(aws):
+    facade, cognito, *_ = aws
+    status, body, _ = call(facade, rest_event("POST", "/oauth2/token", "/oauth2/token",
+                                              body="grant_type=client_credentials&client_id=agent&client_secret=s",
+                                              headers={"Content-Type": "application/x-www-form-urlencoded"}))
+    assert (status, body["error"]) == (400, "invalid_client")  # Cognito's answer, relayed
+    assert cognito.requests[-1] == {"grant_type": "client_credentials", "client_id": "agent", "client_secret": "s"}
+
+
+def test_loopback_http_client_metadata_is_refused_on_aws(aws):
+    facade, *_ = aws
+    status, page, _ = get(facade, "/oauth2/authorize", {"client_id": "http://127.0.0.1:9/client.json",
+                                                         "redirect_uri": APP, "response_type": "code"})
+    assert status == 400 and "over https" in page
+
+
+def test_unconfigured_is_a_clear_404(monkeypatch):
+    from xmemo.oauth import aws as module
+
+    module._default_facade.cache_clear()
+    monkeypatch.delenv("XMEMO_PUBLIC_BASE_URL", raising=False)
+    try:
+        out = handle_event(load("metadata"))
+    finally:
+        module._default_facade.cache_clear()
+    assert out["statusCode"] == 404 and "PublicBaseUrl" in out["body"]
