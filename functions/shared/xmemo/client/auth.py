@@ -198,8 +198,8 @@ class StoredLogin(TokenProvider):
     """The login `xmemo login` saved for this deployment (a refresh token in the user's
     config dir): renewed through `xmemo.credentials`, which saves a rotated refresh token."""
 
-    def __init__(self, url: str | None = None, *, leeway: float = LEEWAY_S):
-        super().__init__(leeway=leeway)
+    def __init__(self, url: str | None = None, *, leeway: float = LEEWAY_S, clock: Callable[[], float] = time.time):
+        super().__init__(leeway=leeway, clock=clock)
         from .. import credentials  # standard library only; needed by this provider alone
 
         self._credentials = credentials
