@@ -56,10 +56,7 @@ def resolve_auth(
             env["XMEMO_CLIENT_ID"], env.get("XMEMO_CLIENT_SECRET", ""), token_url or env.get("XMEMO_TOKEN_URL") or f"{url}/oauth2/token",
             scopes=scopes, resource_server=resource_server,
         )
-    try:
-        return StoredLogin(url)
-    except ImportError:
-        raise AuthenticationError("no token, client credentials or stored login") from None
+    return StoredLogin(url)  # AuthenticationError, saying to run `xmemo login`, when there is none
 
 
 class _Base:
