@@ -5,30 +5,26 @@ see is 404, exactly as one that does not exist."""
 from xmemo import api, tools
 from xmemo.auth import WRITE
 from xmemo.errors import InvalidRequest
-from xmemo.models import ForgetInput, parse_input
+from xmemo.models import ForgetInput
 
 app = api.resolver()
 
 
 @app.delete("/v1/memories/<reference>")
 def forget_reference(reference: str):
-    principal = api.authorize(app, WRITE)
-    inp = parse_input(ForgetInput, {"reference": api.path_param(app, "reference")})
-    result = tools.forget(api.services(), principal, inp)
-    api.count("forget")
-    return api.respond(result)
+    return api.tool_route(app, tools.forget, WRITE, ForgetInput, lambda: {"reference": api.path_param(app, "reference")})
 
 
 @app.post("/v1/forget")
 def forget_by_filter():
-    principal = api.authorize(app, WRITE)
+    return api.tool_route(app, tools.forget, WRITE, ForgetInput, _filter_body)
+
+
+def _filter_body():
     body = api.json_body(app)
     if isinstance(body, dict) and "reference" in body:
         raise InvalidRequest("POST /v1/forget deletes by filter; use DELETE /v1/memories/{reference}")
-    inp = parse_input(ForgetInput, body)
-    result = tools.forget(api.services(), principal, inp)
-    api.count("forget")
-    return api.respond(result)
+    return body
 
 
 lambda_handler = api.lambda_handler(app)

@@ -1,9 +1,12 @@
 """Lambda handler of the MCP endpoint: `POST /mcp` (public profile), `POST /mcp/full`
-(full surface) and the RFC 9728 resource metadata. JSON-RPC in, the same tool functions
-as the REST handlers, JSON out; all the protocol lives in `xmemo.mcp`."""
+(full surface) and the RFC 9728 resource metadata, on the same resolver and entry point
+as the REST handlers. JSON-RPC in, the same tool functions, JSON out; the protocol lives
+in `xmemo.mcp`."""
 
-from xmemo.mcp.apigw import handle_event
+from xmemo import api
+from xmemo.mcp import edge
 
+app = api.resolver()
+edge.register(app)
 
-def lambda_handler(event, context):
-    return handle_event(event)
+lambda_handler = api.lambda_handler(app)

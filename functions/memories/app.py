@@ -4,27 +4,19 @@ memories by query-string filters with a cursor; `GET /v1/memories/{reference}` f
 
 from xmemo import api, tools
 from xmemo.auth import READ
-from xmemo.models import GetInput, ListInput, parse_input
+from xmemo.models import GetInput, ListInput
 
 app = api.resolver()
 
 
 @app.get("/v1/memories")
 def list_memories():
-    principal = api.authorize(app, READ)
-    inp = parse_input(ListInput, api.query_input(app))
-    result = tools.list_memories(api.services(), principal, inp)
-    api.count("list_memories")
-    return api.respond(result)
+    return api.tool_route(app, tools.list_memories, READ, ListInput, lambda: api.query_input(app, ListInput))
 
 
 @app.get("/v1/memories/<reference>")
 def get_memory(reference: str):
-    principal = api.authorize(app, READ)
-    inp = parse_input(GetInput, {"reference": api.path_param(app, "reference")})
-    result = tools.get_memory(api.services(), principal, inp)
-    api.count("get_memory")
-    return api.respond(result)
+    return api.tool_route(app, tools.get_memory, READ, GetInput, lambda: {"reference": api.path_param(app, "reference")})
 
 
 lambda_handler = api.lambda_handler(app)

@@ -2,18 +2,14 @@
 
 from xmemo import api, tools
 from xmemo.auth import READ
-from xmemo.models import RecallInput, parse_input
+from xmemo.models import RecallInput
 
 app = api.resolver()
 
 
 @app.post("/v1/recall")
 def recall():
-    principal = api.authorize(app, READ)
-    inp = parse_input(RecallInput, api.json_body(app))
-    result = tools.recall(api.services(), principal, inp)
-    api.count("recall")
-    return api.respond(result)
+    return api.tool_route(app, tools.recall, READ, RecallInput, lambda: api.json_body(app))
 
 
 lambda_handler = api.lambda_handler(app)

@@ -2,18 +2,14 @@
 
 from xmemo import api, tools
 from xmemo.auth import READ
-from xmemo.models import ContextInput, parse_input
+from xmemo.models import ContextInput
 
 app = api.resolver()
 
 
 @app.post("/v1/context")
 def recall_context():
-    principal = api.authorize(app, READ)
-    inp = parse_input(ContextInput, api.json_body(app))
-    result = tools.recall_context(api.services(), principal, inp)
-    api.count("recall_context")
-    return api.respond(result)
+    return api.tool_route(app, tools.recall_context, READ, ContextInput, lambda: api.json_body(app))
 
 
 lambda_handler = api.lambda_handler(app)

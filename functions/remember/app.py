@@ -3,18 +3,15 @@ the same content was already in that boundary and bucket (`duplicate`)."""
 
 from xmemo import api, tools
 from xmemo.auth import WRITE
-from xmemo.models import RememberInput, parse_input
+from xmemo.models import RememberInput
 
 app = api.resolver()
 
 
 @app.post("/v1/memories")
 def remember():
-    principal = api.authorize(app, WRITE)
-    inp = parse_input(RememberInput, api.json_body(app))
-    result = tools.remember(api.services(), principal, inp)
-    api.count("remember")
-    return api.respond(result, 200 if result.duplicate else 201)
+    return api.tool_route(app, tools.remember, WRITE, RememberInput, lambda: api.json_body(app),
+                          status=lambda result: 200 if result.duplicate else 201)
 
 
 lambda_handler = api.lambda_handler(app)

@@ -2,18 +2,14 @@
 
 from xmemo import api, tools
 from xmemo.auth import READ
-from xmemo.models import SearchInput, parse_input
+from xmemo.models import SearchInput
 
 app = api.resolver()
 
 
 @app.post("/v1/search")
 def search_memory():
-    principal = api.authorize(app, READ)
-    inp = parse_input(SearchInput, api.json_body(app))
-    result = tools.search_memory(api.services(), principal, inp)
-    api.count("search_memory")
-    return api.respond(result)
+    return api.tool_route(app, tools.search_memory, READ, SearchInput, lambda: api.json_body(app))
 
 
 lambda_handler = api.lambda_handler(app)

@@ -97,3 +97,25 @@ def test_unknown_route_inside_a_function_is_spec_shaped_404(invoke_with, service
     event["path"] = "/v1/nowhere"
     status, body, _ = invoke_with(services, event)
     assert (status, body["error"]["code"]) == (404, "not_found")
+
+
+def test_a_refused_request_opens_no_store(tmp_path, monkeypatch):
+    """Settings are read without building the services: a request refused for its scope
+    (or its size) answers from the settings alone, and the store is never opened."""
+    from tests.handlers.conftest import route_for
+    from xmemo.local.functions import FunctionPool
+    from xmemo.services import default_services, default_settings
+
+    monkeypatch.setenv("XMEMO_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("XMEMO_EMBEDDER", "none")
+    default_settings.cache_clear()
+    default_services.cache_clear()
+    try:
+        event = json.loads((EVENTS / "remember" / "missing_scope.json").read_text())
+        response = FunctionPool(route_for(event), size=1).invoke(event)
+        assert response["statusCode"] == 403
+        assert default_services.cache_info().currsize == 0 and not (tmp_path / "xmemo.sqlite3").exists()
+        assert api.settings().data_dir == tmp_path
+    finally:
+        default_settings.cache_clear()
+        default_services.cache_clear()

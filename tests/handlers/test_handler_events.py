@@ -160,3 +160,18 @@ def test_forget_by_filter_refuses_a_reference(invoke):
     event["body"] = json.dumps({"reference": "mem_01JEXAMPLE0000000000000000"})
     status, body, _ = invoke(event)
     assert (status, body["error"]["code"]) == (400, "invalid_request")
+
+@pytest.mark.parametrize("query, status, code", [
+    ({"include_temporary": ["true"]}, 403, "insufficient_scope"),  # a bool, so the scope check is reached
+    ({"include_temporary": ["yes"]}, 400, "invalid_request"),  # not converted: the model refuses it
+    ({"limit": ["101"]}, 422, "out_of_bounds"),  # an int, so the bound is what fails
+    ({"limit": ["ten"]}, 400, "invalid_request"),
+    ({"limit": ["2", "3"]}, 400, "invalid_request"),  # a scalar given twice
+    ({"tags": ["a,b", "c"], "limit": ["5"]}, 200, None),  # a list: repeated and comma-separated
+])
+def test_list_query_parameters_are_typed_by_the_model(invoke, query, status, code):
+    event = load_event("memories_list/valid.json")
+    event["queryStringParameters"] = {k: v[-1] for k, v in query.items()}
+    event["multiValueQueryStringParameters"] = query
+    got, body, _ = invoke(event)
+    assert got == status and (code is None or body["error"]["code"] == code), body

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import make_principal  # noqa: F401  (fixtures of the handler tests)
+from xmemo import api
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
@@ -34,3 +35,21 @@ def test_each_call_prints_its_tool_count_when_enabled(invoke, capsys, monkeypatc
         assert invoke(event)[0] == 200
     calls = [m for m in emf_lines(capsys.readouterr().out) if "ToolCalls" in m]
     assert len(calls) == 3 and all(m["tool"] == "recall" and m["ToolCalls"] == [1.0] for m in calls)
+
+
+def test_mcp_tool_calls_are_counted_like_rest_calls(invoke, capsys, monkeypatch):
+    """The MCP function is on the same edge: a `tools/call` adds one `ToolCalls` line with
+    the tool's name, exactly as the REST route of that tool does (`tools/list` adds none),
+    and its logs carry the request's correlation id."""
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    rest = json.loads((EVENTS / "recall_context" / "valid.json").read_text())
+    mcp = json.loads((EVENTS / "mcp" / "tools_call_recall_context.json").read_text())
+    listing = json.loads((EVENTS / "mcp" / "tools_list.json").read_text())
+    capsys.readouterr()
+    assert invoke(rest)[0] == 200
+    assert invoke(mcp)[0] == 200
+    assert api.logger.get_correlation_id() == mcp["requestContext"]["requestId"]  # logs carry API Gateway's id
+    assert invoke(listing)[0] == 200
+    calls = [m for m in emf_lines(capsys.readouterr().out) if "ToolCalls" in m]
+    assert [(m["tool"], m["ToolCalls"]) for m in calls] == [("recall_context", [1.0])] * 2
+    assert calls[0]["_aws"]["CloudWatchMetrics"] == calls[1]["_aws"]["CloudWatchMetrics"]

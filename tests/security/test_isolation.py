@@ -11,9 +11,9 @@ signed tokens. After every call the answer is checked against the ground-truth m
   (the SQLite file, or the OpenSearch index read with a bare `match_all`) is compared with
   the model (nothing else deleted, nothing lost, FTS in step).
 
-Run on both stores (SQLite; OpenSearch = osmem-server): REST through the gateway
-in-process (many cases, fast), and REST and MCP (`tools/call` on `/mcp/full`) through the
-gateway subprocess over real HTTP."""
+Run on both stores (SQLite; OpenSearch = osmem-server): REST and MCP (`tools/call` on
+`/mcp/full`) through the gateway in-process (many cases, fast), and through the gateway
+subprocess over real HTTP."""
 
 from __future__ import annotations
 
@@ -36,10 +36,11 @@ from .model import MARKER, REFERENCE, VOCAB, Caller, Filters, R, T, W, World, lo
 from .surfaces import HttpGateway, InProcessGateway, McpFull, OpenSearchIndex, stored_in
 
 STEPS = 50  # calls per generated world
-# worlds per surface and store, each store the same: 2,000 in-process + 600 REST and 600 MCP
-# over HTTP (the gateway subprocess; MCP only runs there, see test_isolation_in_process_gateway)
-PLANS = {("rest-inprocess", "sqlite"): 40, ("rest-http", "sqlite"): 12, ("mcp-http", "sqlite"): 12,
-         ("rest-inprocess", "opensearch"): 40, ("rest-http", "opensearch"): 12, ("mcp-http", "opensearch"): 12}
+# worlds per surface and store, each store the same: 2,000 REST and 600 MCP in-process, and
+# 600 REST and 600 MCP over HTTP (the gateway subprocess)
+PLANS = {("rest-inprocess", "sqlite"): 40, ("mcp-inprocess", "sqlite"): 12, ("rest-http", "sqlite"): 12, ("mcp-http", "sqlite"): 12,
+         ("rest-inprocess", "opensearch"): 40, ("mcp-inprocess", "opensearch"): 12, ("rest-http", "opensearch"): 12,
+         ("mcp-http", "opensearch"): 12}
 NOT_FOUND = {"error": {"code": "not_found", "message": NotFound().message}}
 FAKE_REF = "mem_00000000000000000000000000"
 BUCKETS, PROJECTS, TAGS = ("default", "b1", "b2"), ("p1", "p2"), ("k1", "k2")
@@ -356,14 +357,15 @@ def run_plan(surface, store_kind: str) -> None:
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite", pytest.param("opensearch", marks=pytest.mark.integration)])
-def test_isolation_in_process_gateway(tmp_path: Path, store_kind: str, request, monkeypatch):
-    """REST only: the MCP handler takes the process-default services, so its leg runs
-    against the gateway subprocess below."""
+@pytest.mark.parametrize("mcp", [False, True], ids=["rest", "mcp"])
+def test_isolation_in_process_gateway(tmp_path: Path, store_kind: str, mcp: bool, request, monkeypatch):
+    """REST, or MCP `tools/call` on `/mcp/full`: both handlers run on the services handed
+    in (the MCP function is on the same edge as REST)."""
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines on stdout
     svc = in_process_services(store_kind, request, tmp_path)
     surface = InProcessGateway(svc, tmp_path)
     try:
-        run_plan(surface, store_kind)
+        run_plan(McpFull(surface) if mcp else surface, store_kind)
     finally:
         svc.store.close()
 

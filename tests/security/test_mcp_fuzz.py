@@ -90,13 +90,14 @@ def test_ten_megabyte_body_is_a_jsonrpc_error_before_parsing(mcp_client, path):
 
 def test_mcp_handler_refuses_oversized_event_itself(tmp_path):
     """On AWS, API Gateway passes up to 10 MB: the MCP handler refuses before decoding."""
+    from tests.mcp_lambda import invoke_mcp, mcp_pool
     from xmemo.config import Settings
-    from xmemo.mcp.apigw import handle_event
+    from xmemo.services import Services
 
     settings = Settings(data_dir=tmp_path, embedder="none")
     event = {"httpMethod": "POST", "resource": "/mcp", "path": "/mcp", "headers": ACCEPT, "body": "[" * (settings.max_body_bytes + 1),
              "requestContext": {"authorizer": {"claims": {"sub": "x", "token_use": "access", "scope": "xmemo/memory:read"}}}}
-    out = handle_event(event, settings=settings, services=lambda: pytest.fail("reached the services"))
+    out = invoke_mcp(mcp_pool(), Services(settings, store=None, embedder=None), event)  # no store: refused before any
     assert out["statusCode"] == 400 and json.loads(out["body"])["error"]["code"] == -32600
 
 

@@ -10,8 +10,7 @@ import pytest
 
 from xmemo.local.functions import FunctionPool
 from xmemo.local.template import routes_of
-from xmemo.mcp import apigw
-from xmemo.services import default_services
+from xmemo.services import default_services, default_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,17 +21,18 @@ def invoke(tmp_path, monkeypatch):
     monkeypatch.setenv("XMEMO_EMBEDDER", "none")
     monkeypatch.setenv("XMEMO_OAUTH_ISSUER", "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example")
     default_services.cache_clear()
-    apigw._settings.cache_clear()
+    default_settings.cache_clear()
     route = next(r for r in routes_of(ROOT / "template.yaml") if r.function == "McpFunction")
     pool = FunctionPool(route, size=1)
 
     def invoke(name: str):
         response = pool.invoke(json.loads((ROOT / "events/mcp" / f"{name}.json").read_text()))
-        return response["statusCode"], response["headers"], json.loads(response["body"]) if response["body"] else None
+        headers = {**(response.get("headers") or {}), **{k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}}
+        return response["statusCode"], headers, json.loads(response["body"]) if response["body"] else None
 
     yield invoke
     default_services.cache_clear()
-    apigw._settings.cache_clear()
+    default_settings.cache_clear()
 
 
 def test_mcp_events_through_the_lambda_handler(invoke):

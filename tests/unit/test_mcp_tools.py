@@ -7,14 +7,17 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from dataclasses import replace
 
 import jsonschema
 import pytest
 
+from tests.mcp_lambda import invoke_mcp, mcp_pool
 from xmemo.config import Settings
+from xmemo.services import Services
+from xmemo.store.sqlite import SQLiteStore
 from xmemo import results as result_models
 from xmemo.mcp import registry
-from xmemo.mcp.apigw import handle_event
 
 READ, WRITE, TEMP = "xmemo/memory:read", "xmemo/memory:write", "xmemo/memory:temporary"
 REF = r"mem_[0-9A-Z]{26}"
@@ -23,6 +26,7 @@ REF = r"mem_[0-9A-Z]{26}"
 @pytest.fixture
 def mcp(tmp_path, services):
     settings = Settings(data_dir=tmp_path, embedder="none")
+    pool = mcp_pool()
 
     def mcp(method, params=None, *, path="/mcp", scopes=(READ, WRITE), teams=None, version="2025-11-25", sub="alice"):
         claims = {"sub": sub, "token_use": "access", "scope": " ".join(scopes)}
@@ -32,7 +36,7 @@ def mcp(tmp_path, services):
                  "headers": {"Host": "127.0.0.1:8787", "MCP-Protocol-Version": version, "Content-Type": "application/json"},
                  "body": json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}),
                  "requestContext": {"authorizer": {"claims": claims}}}
-        resp = handle_event(event, settings=settings, services=lambda: services)
+        resp = invoke_mcp(pool, replace(services, settings=settings), event)
         assert resp["statusCode"] == 200, resp
         return json.loads(resp["body"])
 
@@ -223,13 +227,24 @@ def test_unknown_tools_are_invalid_params(mcp):
     assert mcp("tools/call", {"name": "recall", "arguments": [1]})["error"]["code"] == -32602
 
 
-def test_an_unexpected_failure_leaks_nothing(tmp_path):
-    def broken():
+class BrokenStore(SQLiteStore):
+    """A real store whose searches fail with a message that quotes content."""
+
+    def search(self, *args, **kwargs):
         raise RuntimeError("sqlite says: secret content of mem_123")
 
+
+def test_an_unexpected_failure_leaks_nothing(tmp_path, clock, caplog):
+    store = BrokenStore(tmp_path / "xmemo.sqlite3")
+    services = Services(Settings(data_dir=tmp_path, embedder="none"), store, None, clock)
     event = {"httpMethod": "POST", "resource": "/mcp", "path": "/mcp", "headers": {"Host": "127.0.0.1"},
              "body": json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "q"}}}),
              "requestContext": {"authorizer": {"claims": {"sub": "a", "scope": READ}}}}
-    resp = handle_event(event, settings=Settings(data_dir=tmp_path, embedder="none"), services=broken)
+    resp = invoke_mcp(mcp_pool(), services, event)
+    store.close()
     assert json.loads(resp["body"]) == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal error"}}
     assert "secret" not in resp["body"] and "Traceback" not in resp["body"]
+    # logged by the Powertools logger, as REST failures are: the type, never the message
+    failure = next(r for r in caplog.records if r.getMessage() == "tool failed")
+    assert failure.name == "xmemo" and failure.tool == "recall" and failure.error_type == "RuntimeError"
+    assert not any("secret" in r.getMessage() or "secret" in getattr(r, "error_type", "") for r in caplog.records)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 
 import pytest
 
+from tests.mcp_lambda import invoke_mcp, mcp_pool
 from xmemo.config import Settings
-from xmemo.mcp.apigw import handle_event
+from xmemo.mcp.transport import MAX_BATCH
 
 CLAIMS = {"sub": "alice", "token_use": "access", "scope": "xmemo/memory:read xmemo/memory:write"}
 META = {
@@ -20,7 +22,14 @@ META = {
 
 
 @pytest.fixture
-def call(tmp_path, services):
+def lambda_mcp():
+    """(event, settings, services) -> proxy response: the MCP function, in-process."""
+    pool = mcp_pool()
+    return lambda event, settings, services: invoke_mcp(pool, replace(services, settings=settings), event)
+
+
+@pytest.fixture
+def call(tmp_path, services, lambda_mcp):
     settings = Settings(data_dir=tmp_path, embedder="none", oauth_issuer="https://issuer.example/pool",
                         mcp_allowed_origins=("https://app.example",))
 
@@ -37,7 +46,7 @@ def call(tmp_path, services):
             "requestContext": {"stage": "Prod", "domainName": "api.example.com",
                                "authorizer": {"claims": claims} if claims is not None else None},
         }
-        resp = handle_event(event, settings=settings, services=lambda: services)
+        resp = lambda_mcp(event, settings, services)
         resp["json"] = json.loads(resp["body"]) if resp["body"] else None
         return resp
 
@@ -83,11 +92,11 @@ def test_a_body_that_is_not_json_is_a_parse_error(call, body):
     assert r["json"] == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: the body is not JSON"}}
 
 
-def test_a_base64_body_is_decoded(call, services):
+def test_a_base64_body_is_decoded(call, services, lambda_mcp):
     body = base64.b64encode(json.dumps(req("ping")).encode()).decode()
     event = {"httpMethod": "POST", "resource": "/mcp", "path": "/mcp", "headers": {"Host": "x"}, "body": body,
              "isBase64Encoded": True, "requestContext": {"authorizer": {"claims": CLAIMS}}}
-    r = handle_event(event, settings=Settings(embedder="none"), services=lambda: services)
+    r = lambda_mcp(event, Settings(embedder="none"), services)
     assert json.loads(r["body"]) == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
@@ -187,6 +196,21 @@ def test_an_empty_batch_is_invalid(call):
     assert call([])["json"]["error"]["code"] == -32600
 
 
+def test_a_batch_is_capped(call, services):
+    """One HTTP request runs at most MAX_BATCH messages; a longer batch runs none of them."""
+    full = [req("tools/call", {"name": "remember", "arguments": {"content": f"batch note {n}"}}, id_=n) for n in range(MAX_BATCH)]
+    r = call(full)
+    assert r["statusCode"] == 200 and [m["id"] for m in r["json"]] == list(range(MAX_BATCH))
+    assert all(m["result"]["isError"] is False for m in r["json"])
+    stored = services.store.count()
+    over = [req("tools/call", {"name": "remember", "arguments": {"content": f"over note {n}"}}, id_=n) for n in range(MAX_BATCH + 1)]
+    r = call(over)
+    assert r["statusCode"] == 400
+    assert r["json"] == {"jsonrpc": "2.0", "id": None,
+                         "error": {"code": -32600, "message": f"a batch carries at most {MAX_BATCH} messages"}}
+    assert services.store.count() == stored == MAX_BATCH
+
+
 # -- 2026-07-28 ------------------------------------------------------------------------------
 def test_server_discover(call):
     body, headers = modern("server/discover")
@@ -273,10 +297,10 @@ def test_missing_identity_is_401_with_the_resource_metadata(call):
     assert bad["statusCode"] == 401 and 'error="invalid_token"' in bad["headers"]["WWW-Authenticate"]
 
 
-def test_stage_prefix_on_execute_api_domains(call, services):
+def test_stage_prefix_on_execute_api_domains(call, services, lambda_mcp):
     event = {"httpMethod": "POST", "resource": "/mcp", "path": "/mcp", "headers": {"Host": "abc.execute-api.eu-west-1.amazonaws.com"},
              "body": json.dumps(req("ping")), "requestContext": {"stage": "Prod", "authorizer": None}}
-    r = handle_event(event, settings=Settings(embedder="none"), services=lambda: services)
+    r = lambda_mcp(event, Settings(embedder="none"), services)
     assert r["headers"]["WWW-Authenticate"] == (
         'Bearer resource_metadata="https://abc.execute-api.eu-west-1.amazonaws.com/Prod/.well-known/oauth-protected-resource/mcp"')
 

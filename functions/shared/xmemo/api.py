@@ -2,8 +2,9 @@
 the plumbing every `functions/<name>/app.py` shares (claims → principal, the scope
 re-check, JSON bodies and query strings, the services getter, observability).
 
-A handler stays a few lines: authorize → parse → one call into `xmemo.tools` → respond.
-Nothing here logs memory content, request bodies or tokens."""
+A REST route is one call of `tool_route`: authorize → parse → one call into `xmemo.tools`
+→ count → respond. The MCP function (`xmemo.mcp.edge`) sits on the same resolver, entry
+point, services and metrics. Nothing here logs memory content, request bodies or tokens."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import base64
 import json
 import os
 import traceback
+import types
+import typing
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping
 
@@ -20,9 +23,14 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
+from pydantic import BaseModel
+
 from .auth import Principal, principal_from_claims
+from .config import Settings
 from .errors import InvalidRequest, NotFound, StoreUnavailable, XMemoError
-from .services import Services, default_services
+from .models import parse_input
+from .results import Result
+from .services import Services, default_services, default_settings
 from . import status as spec_status
 
 INTERNAL_MESSAGE = "internal error; nothing about the request was leaked or half-written"
@@ -96,6 +104,11 @@ def services() -> Services:
     return _services_override or default_services()
 
 
+def settings() -> Settings:
+    """The settings in force, without building the store (a 401 or a 413 opens nothing)."""
+    return _services_override.settings if _services_override is not None else default_settings()
+
+
 @contextmanager
 def using_services(svc: Services) -> Iterator[Services]:
     """Run handlers against `svc` (a test's SQLite file) instead of the process default."""
@@ -119,14 +132,14 @@ def claims_of(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def authorize(app: APIGatewayRestResolver, scope: str) -> Principal:
     """The caller from verified claims, with the route's scope checked again (the gateway
     checked it first): 401 without claims, 403 `insufficient_scope` without the scope."""
-    principal = principal_from_claims(claims_of(app.current_event.raw_event), services().settings.resource_server)
+    principal = principal_from_claims(claims_of(app.current_event.raw_event), settings().resource_server)
     principal.require(scope)
     return principal
 
 
 def body_too_large(size: int) -> InvalidRequest | None:
     """SPEC §6 has no 413: an oversized body is a malformed request (400 invalid_request)."""
-    limit = services().settings.max_body_bytes
+    limit = settings().max_body_bytes
     if size <= limit:
         return None
     return InvalidRequest(f"the request body exceeds {limit} bytes", {"max_body_bytes": limit})
@@ -161,34 +174,48 @@ def json_body(app: APIGatewayRestResolver) -> Any:
         raise InvalidRequest("the JSON body is nested too deeply") from None
 
 
-def query_input(
-    app: APIGatewayRestResolver,
-    *,
-    lists: tuple[str, ...] = ("tags",),
-    ints: tuple[str, ...] = ("limit",),
-    bools: tuple[str, ...] = ("include_temporary",),
-) -> dict[str, Any]:
-    """Query-string parameters as tool input: list fields repeat (`tags=a&tags=b`) or are
-    comma-separated; integers and booleans are converted only when well-formed, so a bad
-    value still reaches the model and fails validation there (400 or 422)."""
+def query_input(app: APIGatewayRestResolver, model: type[BaseModel]) -> dict[str, Any]:
+    """Query-string parameters as input of `model`, converted as its own annotations say:
+    list fields repeat (`tags=a&tags=b`) or are comma-separated; integers and booleans are
+    converted only when well-formed, so a bad value still reaches the model and fails
+    validation there (400 or 422). Unknown names pass through for the model to refuse."""
     event = app.current_event
     multi = event.multi_value_query_string_parameters or {}
     single = event.query_string_parameters or {}
+    kinds = _query_kinds(model)
     out: dict[str, Any] = {}
     for name in set(multi) | set(single):
         values = multi.get(name) or [single[name]]
-        if name in lists:
+        kind = kinds.get(name)
+        if kind is list:
             out[name] = [v for value in values for v in value.split(",") if v]
             continue
         if len(values) > 1:
             raise InvalidRequest(f"invalid {name}: given more than once")
         value: Any = values[0]
-        if name in ints and value.lstrip("-").isdigit():
+        if kind is int and value.lstrip("-").isdigit():
             value = int(value)
-        elif name in bools and value in ("true", "false"):
+        elif kind is bool and value in ("true", "false"):
             value = value == "true"
         out[name] = value
     return out
+
+
+def _query_kinds(model: type[BaseModel]) -> dict[str, type]:
+    """`list`, `int` or `bool` for each field of `model` whose annotation (optional or not)
+    is one of those; other fields stay strings."""
+    kinds: dict[str, type] = {}
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            options = [a for a in typing.get_args(annotation) if a is not type(None)]
+            annotation = options[0] if len(options) == 1 else annotation
+        origin = typing.get_origin(annotation) or annotation
+        for kind in (list, bool, int):  # bool before int: a bool is an int
+            if isinstance(origin, type) and issubclass(origin, kind):
+                kinds[name] = kind
+                break
+    return kinds
 
 
 def path_param(app: APIGatewayRestResolver, name: str) -> str:
@@ -199,10 +226,27 @@ def path_param(app: APIGatewayRestResolver, name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# responses and the Lambda entry point
-def respond(result: Any, status: int = 200) -> Response:
+# responses, the route helper and the Lambda entry point
+def respond(result: Result, status: int = 200) -> Response:
     """A tool result as the REST body: its structured profile."""
     return json_response(status, result.structured())
+
+
+def tool_route(
+    app: APIGatewayRestResolver,
+    tool: Callable[[Services, Principal, Any], Result],
+    scope: str,
+    model: type[BaseModel],
+    read: Callable[[], Any],
+    status: Callable[[Any], int] = lambda _result: 200,
+) -> Response:
+    """The whole of a REST route: authorize (before reading anything) → parse what `read`
+    returns into `model` → call `tool` → count it under its name → respond."""
+    principal = authorize(app, scope)
+    inp = parse_input(model, read())
+    result = tool(services(), principal, inp)
+    count(tool.__name__)
+    return respond(result, status(result))
 
 
 def count(tool: str) -> None:

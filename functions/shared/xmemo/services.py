@@ -47,6 +47,12 @@ def build_services(settings: Settings | None = None) -> Services:
 
 
 @lru_cache(maxsize=1)
+def default_settings() -> Settings:
+    """Process-wide settings, read once from the environment without opening the store."""
+    return Settings()
+
+
+@lru_cache(maxsize=1)
 def default_services() -> Services:
     """Process-wide services (warm Lambda invocations reuse the store connection)."""
-    return build_services()
+    return build_services(default_settings())

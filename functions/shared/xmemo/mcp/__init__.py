@@ -6,6 +6,7 @@ speak and what each allows), `registry` (tool definitions generated from the inp
 models; `outputSchema` from `xmemo.results`), `errors` (domain
 errors → tool results, the only such mapping), `dispatch` (one request → one result),
 `transport` (the HTTP rules: methods, headers, batches, status codes), `oauth` (RFC 9728
-resource metadata and the `WWW-Authenticate` challenge) and `apigw` (API Gateway proxy
-events in and out). Nothing here does I/O at import time.
+resource metadata and the `WWW-Authenticate` challenge) and `edge` (the MCP and
+metadata routes on the shared REST resolver of `xmemo.api`: API Gateway events in and
+out). Nothing here does I/O at import time.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -18,7 +18,16 @@ from . import registry, versions
 from .errors import tool_error
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
 
-log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Observer:
+    """Where tool calls are counted and failures logged. The Lambda edge hands in its
+    Powertools metrics and logger (`xmemo.mcp.edge`), so MCP calls land in the same
+    `ToolCalls` metric and structured logs as REST calls; the default only logs."""
+
+    count: Callable[[str], None] = lambda _tool: None
+    logger: Any = field(default_factory=lambda: logging.getLogger(__name__))
 
 INSTRUCTIONS = (
     "XMemo is durable memory shared across sessions and agents. At the start of a task call "
@@ -43,6 +52,7 @@ class Context:
     services: Callable[[], Services]  # lazy: listing tools never opens the store
     version: str
     modern: bool
+    observer: Observer = field(default_factory=Observer)
 
 
 def _capabilities() -> dict[str, Any]:
@@ -99,9 +109,12 @@ def tools_call(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     except XMemoError as exc:
         return tool_error(exc)
     except Exception as exc:  # never leak a stack trace or content to the caller
-        frames = "".join(traceback.format_tb(exc.__traceback__))
-        log.error("tool %s failed with %s\n%s", name, type(exc).__name__, frames)
+        # The type and where it was raised, never the message (it may quote content).
+        ctx.observer.logger.error(
+            "tool failed", extra={"tool": name, "error_type": type(exc).__name__, "frames": traceback.format_tb(exc.__traceback__)[-5:]}
+        )
         raise RpcError(INTERNAL_ERROR, "internal error") from None
+    ctx.observer.count(name)
     out: dict[str, Any] = {"content": [{"type": "text", "text": render.text(result)}], "isError": False}
     if ctx.surface == registry.FULL and versions.has_structured_output(ctx.version):
         out["structuredContent"] = result.structured()

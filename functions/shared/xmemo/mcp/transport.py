@@ -32,6 +32,9 @@ from .jsonrpc import (
 )
 
 JSON = "application/json"
+# Most messages one batch may carry: each is a tool call, so an unbounded batch would let
+# one HTTP request run unbounded work inside one Lambda invocation.
+MAX_BATCH = 20
 # HTTP status of a JSON-RPC error under 2026-07-28 (streamable-http §request metadata).
 MODERN_STATUS = {METHOD_NOT_FOUND: 404, jsonrpc.INTERNAL_ERROR: 500}
 
@@ -63,6 +66,7 @@ class Endpoint:
     metadata_url: str  # RFC 9728 document of this endpoint, named in 401/403 challenges
     allowed_origins: frozenset[str] = frozenset()
     allowed_hosts: frozenset[str] | None = None  # set on loopback: DNS-rebinding protection
+    observer: dispatch.Observer = field(default_factory=dispatch.Observer)  # metrics and logs
 
     # -- HTTP -----------------------------------------------------------------------------
     def handle(self, req: HttpRequest, claims: Mapping[str, Any] | None) -> HttpResponse:
@@ -126,7 +130,7 @@ class Endpoint:
     def _legacy(self, principal: Principal, id_: Any, method: str, params: dict, version: str) -> HttpResponse:
         if version not in versions.LEGACY:
             return HttpResponse(400, _unsupported(id_, version))
-        ctx = dispatch.Context(self.surface, principal, self.services, version, modern=False)
+        ctx = dispatch.Context(self.surface, principal, self.services, version, modern=False, observer=self.observer)
         try:
             return HttpResponse(200, jsonrpc.result(id_, dispatch.handle(ctx, method, params)))
         except RpcError as exc:  # a protocol error inside a well-formed exchange: 200 + error
@@ -135,7 +139,7 @@ class Endpoint:
     def _modern(self, req: HttpRequest, principal: Principal, id_: Any, method: str, params: dict) -> HttpResponse:
         try:
             version = _check_envelope(req, method, params)
-            ctx = dispatch.Context(self.surface, principal, self.services, version, modern=True)
+            ctx = dispatch.Context(self.surface, principal, self.services, version, modern=True, observer=self.observer)
             return HttpResponse(200, jsonrpc.result(id_, dispatch.handle(ctx, method, params)))
         except RpcError as exc:
             return HttpResponse(MODERN_STATUS.get(exc.code, 400), exc.body(id_))
@@ -147,6 +151,8 @@ class Endpoint:
             return HttpResponse(400, jsonrpc.error(None, INVALID_REQUEST, f"JSON-RPC batches are not part of protocol revision {version}"))
         if not messages:
             return HttpResponse(400, jsonrpc.error(None, INVALID_REQUEST, "empty batch"))
+        if len(messages) > MAX_BATCH:
+            return HttpResponse(400, jsonrpc.error(None, INVALID_REQUEST, f"a batch carries at most {MAX_BATCH} messages"))
         replies = []
         for message in messages:
             id_ = jsonrpc.readable_id(message)
