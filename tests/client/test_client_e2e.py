@@ -138,7 +138,7 @@ def test_every_spec_error_arrives_as_its_exception(gateway, strict_gateway, user
         _check(e.value, CapturePolicyError, domain.CapturePolicyRefused, "capture_policy")
         seen.add("capture_policy")
         m.remember("the store exists before it is locked")
-        with locked(strict_gateway, seconds=3):
+        with locked(strict_gateway, seconds=5):
             with pytest.raises(StoreUnavailableError) as e:
                 XMemo(strict_gateway.url, token=strict_gateway.token(user), retry=Retry(deadline=0)).remember("written while the store is locked")
         _check(e.value, StoreUnavailableError, domain.StoreUnavailable, "store_unavailable")

@@ -1,5 +1,5 @@
 """The client on the login `xmemo login` stored (refresh token in the config dir), against
-the local gateway's authorization server with 3-second access tokens: renewed before
+the local gateway's authorization server with 6-second access tokens: renewed before
 expiry, and once after the server refused an expired one."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from xmemo.client import AuthenticationError, StoredLogin, XMemo
 
 pytestmark = pytest.mark.e2e
 PASSWORD = "client-login-password"
-ACCESS_TTL = 3
+ACCESS_TTL = 6
 
 
 @pytest.fixture(scope="module")
