@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -57,6 +58,28 @@ def post_form(facade, form: dict):
                                    headers={"Content-Type": "application/x-www-form-urlencoded"}))
 
 
+def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None = "same"):
+    """The person on the consent page: what it shows, then their answer (with the cookie
+    the page set, another one, or none)."""
+    status, page, headers = get(facade, "/oauth2/authorize", params)
+    assert status == 200 and "Allow access to your XMemo memories?" in page, page
+    assert params["client_id"] in page and params["redirect_uri"] in page
+    set_cookie = headers["Set-Cookie"]
+    assert set_cookie.startswith("__Host-xmemo-consent=") and all(a in set_cookie for a in ("Secure", "HttpOnly", "SameSite=Lax"))
+    token = set_cookie.split(";")[0].split("=", 1)[1]
+    txn = re.search(r'name="txn" value="([^"]+)"', page).group(1)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    sent = {"Cookie": f"__Host-xmemo-consent={token if cookie == 'same' else cookie}"} if cookie else {}
+    return call(facade, rest_event("POST", "/oauth2/authorize", "/oauth2/authorize",
+                                   body=urlencode({"txn": txn, "csrf": csrf, "decision": decision}),
+                                   headers={"Content-Type": "application/x-www-form-urlencoded", **sent}))
+
+
+def params_for(client_id: str, challenge: str = "c" * 43, **over) -> dict:
+    return {"response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "app-state",
+            "code_challenge": challenge, "code_challenge_method": "S256", "resource": f"{BASE}/mcp", **over}
+
+
 def test_the_event_files(aws):
     facade, *_ = aws
     status, meta, _ = call(facade, load("metadata"))
@@ -73,13 +96,10 @@ def test_login_at_cognito_then_code_token_and_refresh(aws):
     client_id = call(facade, load("register"))[1]["client_id"]
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    status, _, headers = get(facade, "/oauth2/authorize", {
-        "response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "app-state",
-        "code_challenge": challenge, "code_challenge_method": "S256", "resource": f"{BASE}/mcp",
-        "scope": "xmemo/memory:read xmemo/memory:write"})
+    status, _, headers = consent(facade, params_for(client_id, challenge, scope="xmemo/memory:read xmemo/memory:write"))
     hosted = urlsplit(headers["Location"])
     upstream = {k: v[0] for k, v in parse_qs(hosted.query).items()}
-    assert status == 302 and headers["Location"].startswith(cognito.url + "/oauth2/authorize?")
+    assert status == 303 and headers["Location"].startswith(cognito.url + "/oauth2/authorize?")
     assert upstream["client_id"] == "cognito-interactive" and upstream["redirect_uri"] == f"{BASE}/oauth2/callback"
     assert upstream["code_challenge_method"] == "S256" and upstream["code_challenge"] != challenge  # its own PKCE
     assert upstream["scope"] == "openid xmemo/memory:read xmemo/memory:write"
@@ -110,13 +130,25 @@ def test_login_at_cognito_then_code_token_and_refresh(aws):
 def test_a_cancelled_login_goes_back_to_the_client(aws):
     facade, *_ = aws
     client_id = call(facade, load("register"))[1]["client_id"]
-    status, _, headers = get(facade, "/oauth2/authorize", {
-        "response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "s",
-        "code_challenge": "c" * 43, "code_challenge_method": "S256", "resource": f"{BASE}/mcp"})
+    status, _, headers = consent(facade, params_for(client_id, state="s"))
     txn = parse_qs(urlsplit(headers["Location"]).query)["state"][0]
     status, _, headers = get(facade, "/oauth2/callback", {"error": "access_denied", "state": txn})
     back = parse_qs(urlsplit(headers["Location"]).query)
     assert status == 302 and back["error"] == ["access_denied"] and back["state"] == ["s"] and "code" not in back
+
+
+def test_the_person_sees_which_client_asks_before_the_login(aws):
+    """Cognito's login is the same for every client, and a person already logged in there
+    passes it silently: without this page any registered client could get their code."""
+    facade, cognito, *_ = aws
+    client_id = call(facade, load("register"))[1]["client_id"]
+    status, _, headers = consent(facade, params_for(client_id), decision="deny")
+    back = parse_qs(urlsplit(headers["Location"]).query)
+    assert status == 303 and headers["Location"].startswith(APP + "?") and back["error"] == ["access_denied"]
+    for cookie in (None, "forged-by-another-site"):
+        status, page, headers = consent(facade, params_for(client_id), cookie=cookie)
+        assert status == 403 and "Location" not in headers and "consent page" in page
+    assert cognito.requests == []  # nothing reached Cognito
 
 
 def test_client_credentials_are_relayed_to_cognito(aws):

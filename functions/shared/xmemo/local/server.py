@@ -295,6 +295,13 @@ class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up before its answer was written (a health poll that timed
+        out while the gateway was starting under load) is not a gateway error: no trace."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
 
 def make_server(settings: Settings, template: Path, *, quiet: bool = False, pool_size: int = 8) -> tuple[GatewayServer, Gateway]:
     """Bind 127.0.0.1:`settings.port` (0 = a free port; the issuer then follows it), with

@@ -6,8 +6,10 @@ Nothing here logs: codes, tokens and passwords pass through only in bodies and t
 
 from __future__ import annotations
 
+import hmac
 import html
 import json
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import parse_qs
@@ -20,6 +22,9 @@ METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openi
 PATHS = (*METADATA_PATHS, AUTHORIZE, TOKEN, REGISTER, CALLBACK)
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 MAX_FORM = 16 * 1024
+# Double-submit token of the consent page (AWS): `__Host-` keeps other hosts from setting
+# it, SameSite=Lax keeps other sites' forms from sending it.
+CONSENT_COOKIE = "__Host-xmemo-consent"
 
 # username, password → the grant `complete` keeps (None: refused). Only the local gateway has one.
 Login = Callable[[str, str], "dict[str, Any] | None"]
@@ -40,7 +45,7 @@ class Answer:
     @classmethod
     def page(cls, status: int, text: str, headers: Mapping[str, str] | None = None) -> "Answer":
         return cls(status, text.encode(), {"Content-Type": "text/html; charset=utf-8", **NO_STORE,
-                                          "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+                                          "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
                                           "X-Frame-Options": "DENY", **(headers or {})})
 
     @classmethod
@@ -73,8 +78,9 @@ class Facade:
                 return Answer.json(200, {**self.server.metadata(), **self._extra}, {"Cache-Control": "public, max-age=3600"})
             if path == AUTHORIZE and method == "GET":
                 return self._authorize(form_of(query.encode()))
-            if path == AUTHORIZE and method == "POST" and self._login is not None:
-                return self._submit(form_of(body))
+            if path == AUTHORIZE and method == "POST":
+                form = form_of(body)
+                return self._submit(form) if self._login is not None else self._consent(form, headers)
             if path == CALLBACK and method == "GET" and self._callback is not None:
                 return self._upstream_return(form_of(query.encode()))
             if path == REGISTER and method == "POST":
@@ -91,10 +97,29 @@ class Facade:
         return Answer.json(405, {"error": "invalid_request", "error_description": f"{method} is not allowed here"})
 
     def _authorize(self, params: dict[str, str]) -> Answer:
+        """The local form, or (AWS) a consent page first: the upstream login is the same for
+        every client, and a person already logged in there would otherwise hand a code to
+        any registered client without seeing which one asks (MCP security best practices,
+        "confused deputy")."""
         txn, request, login_url = self.server.begin(params)
-        if login_url is not None:
-            return Answer.redirect(login_url)
-        return Answer.page(200, login_page(txn, request))
+        if login_url is None:
+            return Answer.page(200, login_page(txn, request))
+        csrf = secrets.token_urlsafe(24)
+        cookie = f"{CONSENT_COOKIE}={csrf}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age={self.server.policy.pending_ttl}"
+        return Answer.page(200, consent_page(txn, request, csrf), {"Set-Cookie": cookie})
+
+    def _consent(self, form: dict[str, str], headers: Mapping[str, str]) -> Answer:
+        txn = form.get("txn", "")
+        request = self.server.pending(txn)
+        if request is None:
+            raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
+        cookie = _cookie(_header(headers, "Cookie") or "", CONSENT_COOKIE)
+        if not cookie or not hmac.compare_digest(cookie.encode(), form.get("csrf", "").encode()):
+            raise OAuthError("access_denied", "this answer did not come from the consent page in this browser",
+                             status=403, redirect=False)
+        if form.get("decision") != "allow":
+            return Answer.redirect(self.server.deny(txn, "access_denied", "the person declined"), 303)
+        return Answer.redirect(str(self.server.upstream.login_url(txn, request)), 303)
 
     def _submit(self, form: dict[str, str]) -> Answer:
         txn = form.get("txn", "")
@@ -127,9 +152,40 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
 
 
+def _cookie(header: str, name: str) -> str | None:
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
 def _error_page(exc: OAuthError) -> str:
     return (f"<!doctype html><title>XMemo login</title><h1>This login cannot continue</h1>"
             f"<p>{html.escape(exc.error)}: {html.escape(exc.description)}</p>")
+
+
+def _asks(request: AuthRequest) -> str:
+    e = html.escape
+    return (f"<p><b>{e(request.client_id)}</b> asks for: {e(' '.join(request.scopes))}</p>"
+            f"<p>It will be sent back to {e(request.redirect_uri)}</p>")
+
+
+def consent_page(txn: str, request: AuthRequest, csrf: str) -> str:
+    """Which client asks, for what, and where the answer goes, before the upstream login."""
+    e = html.escape
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>XMemo: allow access?</title>
+<style>body{{font-family:sans-serif;max-width:30rem;margin:4rem auto}}button{{margin:.4rem .4rem 0 0}}</style></head>
+<body><h1>Allow access to your XMemo memories?</h1>
+{_asks(request)}
+<p>Allow only if you started this from that application.</p>
+<form method="post" action="{AUTHORIZE}">
+<input type="hidden" name="txn" value="{e(txn)}"><input type="hidden" name="csrf" value="{e(csrf)}">
+<button type="submit" name="decision" value="allow">Allow and log in</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form></body></html>
+"""
 
 
 def login_page(txn: str, request: AuthRequest, message: str = "") -> str:
@@ -140,8 +196,7 @@ def login_page(txn: str, request: AuthRequest, message: str = "") -> str:
 <html lang="en"><head><meta charset="utf-8"><title>XMemo login</title>
 <style>body{{font-family:sans-serif;max-width:26rem;margin:4rem auto}}label,input,button{{display:block;margin:.4rem 0}}</style></head>
 <body><h1>Log in to XMemo</h1>
-<p><b>{e(request.client_id)}</b> asks for: {e(" ".join(request.scopes))}</p>
-<p>It will be sent back to {e(request.redirect_uri)}</p>{note}
+{_asks(request)}{note}
 <form method="post" action="{AUTHORIZE}">
 <input type="hidden" name="txn" value="{e(txn)}">
 <label>User name <input name="username" autocomplete="username" required></label>
