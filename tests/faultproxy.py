@@ -24,6 +24,7 @@ class FaultProxy:
         self.fail_count = 0
         self.fail_ratio = 1.0  # share of requests refused while fail_count lasts (throttling)
         self.fail_only: str | None = None  # refuse only requests whose path contains this
+        self.fail_headers: dict[str, str] = {}  # sent with each refusal (e.g. Retry-After)
         self.delay = 0.0  # stall before forwarding
         self.jitter = 0.0  # plus up to this much, uniformly
         self.lose_responses = 0  # forward, then stall the answer this many times
@@ -87,7 +88,7 @@ class FaultProxy:
                     pause = proxy.delay + random.random() * proxy.jitter
                 if fail:
                     payload = json.dumps({"error": {"type": "rejected", "reason": "injected"}, "status": fail}).encode()
-                    return self._reply(fail, payload, {"Content-Type": "application/json"})
+                    return self._reply(fail, payload, {"Content-Type": "application/json", **proxy.fail_headers})
                 if pause:
                     time.sleep(pause)
                 conn = http.client.HTTPConnection(*proxy.upstream, timeout=30)
