@@ -12,7 +12,8 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from tests.gateway import XMEMO, start_gateway, stop_gateway
+from tests import ROOT
+from xmemo.local.spawn import start_gateway, xmemo_command
 from xmemo.client import AuthenticationError, StoredLogin, XMemo
 
 pytestmark = pytest.mark.e2e
@@ -22,12 +23,12 @@ ACCESS_TTL = 6
 
 @pytest.fixture(scope="module")
 def login_gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("client-login-gw"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False)
-    added = subprocess.run([str(XMEMO), "user", "add", "gina", "--team", "ops"], input=PASSWORD + "\n", env=gw.env,
+    gw = start_gateway(tmp_path_factory.mktemp("client-login-gw"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT)
+    added = subprocess.run([*xmemo_command(), "user", "add", "gina", "--team", "ops"], input=PASSWORD + "\n", env=gw.env,
                            capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
     yield gw
-    stop_gateway(gw)
+    gw.stop()
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def config_dir(login_gateway, tmp_path_factory):
     """`xmemo login --no-browser`, with the person's part (the form, the redirect) over HTTP."""
     config = tmp_path_factory.mktemp("client-config") / "xmemo"
     env = {**login_gateway.env, "XMEMO_CONFIG_DIR": str(config)}
-    proc = subprocess.Popen([str(XMEMO), "login", "--url", login_gateway.url, "--no-browser", "--timeout", "60"],
+    proc = subprocess.Popen([*xmemo_command(), "login", "--url", login_gateway.url, "--no-browser", "--timeout", "60"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline().startswith("Open this URL")
     url = proc.stdout.readline().strip()

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.gateway import ROOT
+from tests import ROOT
 from xmemo.client import XMemo
 
 pytestmark = pytest.mark.e2e

@@ -7,7 +7,9 @@ Where a module runs decides what it may import (pyproject.toml is the one list o
   embedder) also `[local]`;
 - `local/`, `cli/`, `__main__` (`xmemo serve`, `token`, `import`): `[local]`;
 - `bench/`: `[bench]` inside functions; at module level only `[local]`, since every `xmemo`
-  command builds the parser and so imports every benchmark module.
+  command builds the parser and so imports every benchmark module;
+- `client/`: `[client]`; `integrations.<framework>`: the extra named after the framework
+  (`[langgraph]`, `[pydantic-ai]`), which brings `[client]`.
 The layer check is also run for real: the handlers are imported in a subprocess where the
 laptop-only packages cannot be imported (tests/e2e/test_fresh_install.py installs `.[local]`
 alone and serves)."""
@@ -28,6 +30,23 @@ from tests.imports import PACKAGE, ROOT, Import, all_imports
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 LAPTOP_ONLY = ("xmemo.bench", "xmemo.local", "xmemo.cli", "xmemo.__main__")
+
+
+def laptop_only(module: str) -> bool:
+    """Under one of LAPTOP_ONLY, by whole segments (`xmemo.client` is not `xmemo.cli`)."""
+    return any(module == p or module.startswith(p + ".") for p in LAPTOP_ONLY)
+
+
+# Not in the layer either, but shipped for agents that call the service: the client and the
+# framework adapters (their own extras; tests/client runs them).
+CLIENT_SIDE = ("xmemo.client", "xmemo.integrations")
+
+
+def in_layer(module: str) -> bool:
+    return not laptop_only(module) and not any(module == p or module.startswith(p + ".") for p in CLIENT_SIDE)
+
+
+INTEGRATIONS = {"xmemo.integrations.langgraph": "langgraph", "xmemo.integrations.pydantic_ai": "pydantic-ai"}
 
 
 def canonical(name: str) -> str:
@@ -71,7 +90,11 @@ def provided(extras: tuple[str, ...]) -> frozenset[str]:
 
 def allowed(imp: Import) -> tuple[str, ...]:
     """The extras whose installation must make `imp` importable."""
-    laptop = imp.module.startswith(LAPTOP_ONLY)
+    laptop = laptop_only(imp.module)
+    if imp.module in INTEGRATIONS:
+        return (INTEGRATIONS[imp.module],)
+    if imp.module.startswith(("xmemo.client", "xmemo.integrations")):
+        return ("client",)
     if imp.module.startswith("xmemo.bench"):
         return ("local", "bench") if imp.lazy else ("local",)
     return ("local",) if laptop or imp.lazy else ()
@@ -86,7 +109,7 @@ def test_every_import_is_covered_by_the_extra_that_runs_it():
 
 
 def test_the_layer_never_imports_the_laptop_subpackages_even_lazily():
-    reached = sorted({str(imp) for imp in all_imports() if not imp.module.startswith(LAPTOP_ONLY) and imp.target.startswith(LAPTOP_ONLY)})
+    reached = sorted({str(imp) for imp in all_imports() if not laptop_only(imp.module) and laptop_only(imp.target)})
     assert not reached, "layer modules that import laptop-only code:\n" + "\n".join(reached)
 
 
@@ -153,7 +176,7 @@ def blocked_names() -> list[str]:
 
 def test_handlers_and_layer_import_without_the_laptop_packages():
     handlers = sorted(str(p) for p in (ROOT / "functions").glob("*/app.py"))
-    layer = sorted({imp.module for imp in all_imports() if not imp.module.startswith(LAPTOP_ONLY)})
+    layer = sorted({imp.module for imp in all_imports() if in_layer(imp.module)})
     assert len(handlers) >= 10 and "xmemo.openapi" in layer and "xmemo.store.sqlite" in layer
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PACKAGE.parent), "AWS_DEFAULT_REGION": "us-east-1",
            "POWERTOOLS_METRICS_DISABLED": "true", "POWERTOOLS_TRACE_DISABLED": "true"}
