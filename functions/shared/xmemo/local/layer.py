@@ -1,5 +1,5 @@
-"""The Lambda layer's `requirements.txt`, generated from pyproject's runtime dependencies
-(`make requirements`; a unit test fails when the checked-in file is stale)."""
+"""The Lambda layer's `requirements.txt`, generated from pyproject's base dependencies and
+its `service` extra (`make requirements`; a unit test fails when the checked-in file is stale)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import sys
 import tomllib
 from pathlib import Path
 
-HEADER = "# Generated from pyproject.toml [project.dependencies] by `make requirements`; do not edit.\n"
+HEADER = "# Generated from pyproject.toml ([project.dependencies] + the `service` extra) by `make requirements`; do not edit.\n"
 
 
 def layer_requirements(pyproject: Path) -> str:
-    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    project = tomllib.loads(pyproject.read_text())["project"]
+    deps = project["dependencies"] + project["optional-dependencies"]["service"]
     return HEADER + "".join(f"{d}\n" for d in sorted(deps, key=str.lower))
 
 
