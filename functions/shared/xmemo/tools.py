@@ -157,6 +157,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
             "floor": s.semantic_floor,
             "baseline": round(base, 4),
             "top_lift": None if top_lift is None else round(top_lift, 4),
+            **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
         },
         fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
         filters=_filters_of(inp),

@@ -25,6 +25,7 @@ class Candidates:
 
     lexical: list[Hit] = field(default_factory=list)
     semantic: list[Hit] = field(default_factory=list)
+    semantic_unavailable: str | None = None  # why a semantic leg that was asked for did not run
 
 
 class MemoryStore(Protocol):

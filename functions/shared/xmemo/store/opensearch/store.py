@@ -18,7 +18,7 @@ from ...models import Memory
 from .. import records
 from ..base import Candidates, Hit
 from . import queries as q
-from .client import Caller, make_client
+from .client import Caller, log, make_client
 from .manage import IndexPlan, alias_targets, init
 
 
@@ -38,6 +38,7 @@ class OpenSearchStore:
         self._client = client
         self._ready = False
         self._lock = threading.RLock()
+        self.semantic_off: str | None = None  # why the k-NN leg is off although an embedder is set
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenSearchStore":
@@ -77,6 +78,57 @@ class OpenSearchStore:
 
             self.caller("ensure_index", check, deadline)
             self._ready = True
+            self._detect_capability()
+
+    def _detect_capability(self) -> None:
+        """Once, when the store is first used: a cluster without the k-NN plugin, or an
+        index without a vector field of this embedder's size, cannot run the semantic leg.
+        Then the store runs lexical-only and says so (once in the log, and in every plan);
+        no request fails for it. An answer that does not settle it (refused, timed out)
+        leaves the leg on: `search` still turns it off if the cluster refuses a k-NN query."""
+        from opensearchpy.exceptions import OpenSearchException
+
+        if not self.knn:
+            return
+        timeout = min(self.caller.timeout_s, 2.0)
+        reason = None
+        try:
+            if self.settings.opensearch_service == "es":  # Serverless has no _cat; its collections carry k-NN
+                plugins = self.client.cat.plugins(format="json", request_timeout=timeout)
+                if not any(p.get("component") == "opensearch-knn" for p in plugins or []):
+                    reason = "the cluster has no k-NN plugin (opensearch-knn)"
+            if reason is None:
+                mapping = next(iter(self.client.indices.get_mapping(index=self.alias, request_timeout=timeout).values()))
+                field = mapping.get("mappings", {}).get("properties", {}).get("embedding")
+                if not field or field.get("type") != "knn_vector":
+                    reason = "the index has no vector field (it was created without an embedder): run `xmemo opensearch migrate`"
+                elif int(field.get("dimension", 0)) != self.dimension:
+                    reason = (
+                        f"the index holds {field.get('dimension')}-d vectors but the embedder makes {self.dimension}-d: "
+                        "run `xmemo opensearch reindex`"
+                    )
+        except (OpenSearchException, OSError, StopIteration, ValueError, TypeError) as exc:
+            log.info("k-NN capability not settled (%s); the semantic leg stays on", type(exc).__name__)
+            return
+        if reason:
+            self._semantic_off(reason)
+
+    def _semantic_off(self, reason: str) -> None:
+        with self._lock:
+            if self.knn:
+                self.knn = False
+                self.semantic_off = reason
+                log.warning("semantic leg off: %s; recall runs lexical-only", reason)
+
+    def _document(self, memory: Memory, deadline: float | None = None) -> dict[str, Any]:
+        """The memory's document; without its vector when the semantic leg is off (an index
+        without the vector field, or of another size, would refuse the write)."""
+        if not self._ready:
+            self._ensure_index(deadline)
+        doc = q.to_document(memory)
+        if not self.knn:
+            doc.pop("embedding", None)
+        return doc
 
     def _params(self) -> dict[str, Any]:
         return {"refresh": self._refresh} if self._refresh else {}
@@ -86,7 +138,7 @@ class OpenSearchStore:
         from opensearchpy.exceptions import ConflictError
 
         deadline = self.caller.deadline()
-        doc = q.to_document(memory)
+        doc = self._document(memory, deadline)
         sid = q.slot_id(memory)
         for _ in range(4):
             try:
@@ -189,7 +241,7 @@ class OpenSearchStore:
                     slow.append(i)
                     continue
                 seen.add(sid)
-                lines += [{"create": {"_index": self.alias, "_id": sid}}, q.to_document(m)]
+                lines += [{"create": {"_index": self.alias, "_id": sid}}, self._document(m)]
                 sent.append(i)
             if not lines:
                 continue
@@ -286,22 +338,33 @@ class OpenSearchStore:
         strict: bool,
     ) -> Candidates:
         lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict)
-        semantic = None
-        if self.knn and vector is not None and semantic_k > 0 and not strict:
-            semantic = q.knn_search(vector, rf, semantic_k)
+        wants_semantic = vector is not None and semantic_k > 0 and not strict
+        if not self._ready:
+            self._ensure_index(None)  # settles the k-NN capability before the first query
+        semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
         searches = [b for b in (lexical, semantic) if b is not None]
         out = Candidates()
         if not searches:
-            return out
+            return self._with_reason(out, wants_semantic)
         body = q.msearch_body(self.alias, searches)
-        responses = self._call("msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t)))
+        tolerated = {len(searches) - 1} if semantic is not None else set()
+        responses = self._call("msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t), tolerated))
         it = iter(responses)
         if lexical is not None:
             out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in next(it)["hits"]["hits"]]
         if semantic is not None:
-            out.semantic = [
-                Hit(q.from_document(h["_source"]), q.cosine_from_knn_score(float(h["_score"]))) for h in next(it)["hits"]["hits"]
-            ]
+            answer = next(it)
+            if "error" in answer:  # a refusal, not an outage: this cluster cannot run k-NN
+                self._semantic_off(f"the cluster refused the k-NN query ({_error_kind(answer)})")
+            else:
+                out.semantic = [
+                    Hit(q.from_document(h["_source"]), q.cosine_from_knn_score(float(h["_score"]))) for h in answer["hits"]["hits"]
+                ]
+        return self._with_reason(out, wants_semantic)
+
+    def _with_reason(self, out: Candidates, wants_semantic: bool) -> Candidates:
+        if wants_semantic and not self.knn:
+            out.semantic_unavailable = self.semantic_off or "the OpenSearch store runs lexical-only (XMEMO_OPENSEARCH_KNN=false)"
         return out
 
     def count(self) -> int:
@@ -313,14 +376,21 @@ class OpenSearchStore:
             self._client = None
 
 
-def _checked(response: dict[str, Any]) -> list[dict[str, Any]]:
+def _error_kind(item: dict[str, Any]) -> str:
+    error = item["error"]
+    return error.get("type", "error") if isinstance(error, dict) else str(error)
+
+
+def _checked(response: dict[str, Any], tolerated: set[int] = frozenset()) -> list[dict[str, Any]]:
     """`_msearch` answers 200 with per-search errors; raise them as transport errors so a
-    429/5xx is retried by `Caller` and anything else surfaces."""
+    429/5xx is retried by `Caller` and anything else surfaces. A 4xx of a search in
+    `tolerated` (the k-NN leg) is returned as it is: the caller runs on without that leg."""
     from opensearchpy.exceptions import TransportError
 
-    for item in response["responses"]:
+    for n, item in enumerate(response["responses"]):
         if "error" in item:
-            error = item["error"]
-            kind = error.get("type", "error") if isinstance(error, dict) else str(error)
-            raise TransportError(int(item.get("status", 500)), kind, {"error": {"type": kind}})
+            status = int(item.get("status", 500))
+            if n in tolerated and 400 <= status < 500 and status != 429:
+                continue
+            raise TransportError(status, _error_kind(item), {"error": {"type": _error_kind(item)}})
     return response["responses"]
