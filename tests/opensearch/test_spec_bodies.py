@@ -6,6 +6,7 @@ same way and validated even though that server answers them with an error."""
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import os
 
@@ -21,7 +22,7 @@ from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore, queries as q
 from xmemo.store.opensearch.client import make_client
 from xmemo.store.opensearch.index import index_body
-from xmemo.store.opensearch.manage import IndexPlan, reindex
+from xmemo.store.opensearch.manage import IndexPlan, init, reindex
 from xmemo.transfer import export_memories, import_memories
 
 if spec.spec_dir() is None:
@@ -39,11 +40,13 @@ class Recorder:
     """Wraps the client's transport: every (method, path, body) is kept, sent or not."""
 
     def __init__(self, client):
-        self.requests: list[tuple[str, str, object]] = []
+        self.requests: list[tuple[str, str, object]] = []  # those with a body
+        self.sent: list[tuple[str, str]] = []  # every request: method and path
         inner = client.transport.perform_request
 
         def perform_request(method, url, *args, **kwargs):
             body = kwargs.get("body", args[1] if len(args) > 1 else None)
+            self.sent.append((method, url.split("?")[0]))
             if body is not None:
                 self.requests.append((method, url.split("?")[0], spec.parse_body(body)))
             return inner(method, url, *args, **kwargs)
@@ -60,13 +63,34 @@ class Recorder:
         return {spec.operation_of(m, p).split(".")[0] for m, p, _ in self.requests}
 
 
+def domain_policy() -> dict[str, tuple[set[str], list[str]]]:
+    """role -> (its HTTP verbs, its path patterns) in the OpenSearch domain's access policy."""
+    from infra.template_rules import DOMAIN, _props, _sub_text, load, resolve
+    from tests import ROOT
+
+    template = load(ROOT / "template.yaml")
+    statements = resolve(_props(template, DOMAIN)["AccessPolicies"]["Statement"], {"HasStoreAdmin": False, "IsProduction": False})
+    out = {}
+    for s in statements:
+        role = ((s.get("Principal") or {}).get("AWS") or {}).get("Fn::GetAtt", [None])[0] if s.get("Effect") == "Allow" else None
+        if role:
+            verbs = {a.removeprefix("es:ESHttp").upper() for a in s["Action"]}
+            out[role] = (verbs, [_sub_text(r).split(":domain/xmemo-${Id}/", 1)[1] for r in s["Resource"]])
+    return out
+
+
+def not_admitted(sent, verbs: set[str], patterns: list[str]) -> list[str]:
+    """The requests no (verb, path pattern) of a statement admits (`*` as IAM matches it)."""
+    return sorted({f"{m} {p}" for m, p in sent if m not in verbs or not any(fnmatch.fnmatchcase(p.lstrip("/"), pat) for pat in patterns)})
+
+
 def payload(result) -> dict:
     """A tool result as its structured (REST) JSON."""
     return result.model_dump(mode="json") if hasattr(result, "model_dump") else result.structured()
 
 
-def recorded_services(url: str, clock, *, dimension: int | None) -> tuple[Services, Recorder]:
-    settings = Settings(store="opensearch", opensearch_url=url, opensearch_knn=dimension is not None, embedder="none")
+def recorded_services(url: str, clock, *, dimension: int | None, **kw) -> tuple[Services, Recorder]:
+    settings = Settings(store="opensearch", opensearch_url=url, opensearch_knn=dimension is not None, embedder="none", **kw)
     client = make_client(settings)
     recorder = Recorder(client)
     return Services(settings, OpenSearchStore(settings, dimension=dimension, client=client), None, clock), recorder
@@ -103,7 +127,10 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
     """remember (single and duplicate, temporary, superseding), import (`_bulk`), recall,
     search_memory, recall_context, get, list with a cursor, forget by reference and by
     filter, the purge and the supersede sweep, and a mapping migration."""
-    svc, rec = recorded_services(osmem_clone.url, clock, dimension=None)
+    # As deployed: the index custom resource creates the index; the handlers never do (auto-init off).
+    plain = Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none")
+    init(make_client(plain), IndexPlan(plain.opensearch_alias, None, replicas=0))
+    svc, rec = recorded_services(osmem_clone.url, clock, dimension=None, opensearch_auto_init=False)
     first = tools.remember(svc, ALICE, RememberInput(content="Deploys run from the orion pipeline", location="ops/deploy"))
     ref = payload(first)["memory"]["reference"]
     tools.remember(svc, ALICE, RememberInput(content="Deploys run from the orion pipeline", location="ops/deploy"))
@@ -126,12 +153,20 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
     tools.list_memories(svc, ALICE, ListInput(limit=1, cursor=cursor))
     with pytest.raises(XMemoError):
         tools.get_memory(svc, ALICE, GetInput(reference="mem_01ZZZZZZZZZZZZZZZZZZZZZZZZ"))
-    clock.advance(120)
-    svc.store.purge_expired(clock())
-    svc.store.finish_supersedes(clock())
     tools.forget(svc, ALICE, ForgetInput(reference=ref))
     tools.forget(svc, ALICE, ForgetInput(team="acme", type="note", created_before=clock()))
-    reindex(svc.store.client, IndexPlan(svc.store.alias, None, replicas=0))
+    handlers_done = len(rec.sent)
+    clock.advance(120)
+    svc.store.purge_expired(clock())  # what the scheduled purge function runs
+    svc.store.finish_supersedes(clock())
+    purge_done = len(rec.sent)
+    reindex(svc.store.client, IndexPlan(svc.store.alias, None, replicas=0))  # the index custom resource
+
+    # The deployed domain policy admits every request each role's code made (template.yaml).
+    policy = domain_policy()
+    for role, sent in (("ApiFunctionRole", rec.sent[:handlers_done]), ("PurgeRole", rec.sent[handlers_done:purge_done]),
+                       ("IndexInitRole", rec.sent[purge_done:])):
+        assert sent and not_admitted(sent, *policy[role]) == [], role
 
     assert rec.rejected() == []
     assert {"create", "search", "msearch", "delete_by_query", "update", "indices", "reindex"} <= rec.operations()
