@@ -23,12 +23,9 @@ ACCESS_TTL = 6
 
 @pytest.fixture(scope="module")
 def login_gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("client-login-gw"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT)
-    added = subprocess.run([*xmemo_command(), "user", "add", "gina", "--team", "ops"], input=PASSWORD + "\n", env=gw.env,
-                           capture_output=True, text=True, timeout=60)
-    assert added.returncode == 0, added.stderr
-    yield gw
-    gw.stop()
+    with start_gateway(tmp_path_factory.mktemp("client-login-gw"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT) as gw:
+        gw.add_user("gina", PASSWORD, "ops")
+        yield gw
 
 
 @pytest.fixture(scope="module")

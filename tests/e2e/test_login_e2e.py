@@ -26,12 +26,9 @@ ACCESS_TTL = 3
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("login-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT)
-    added = subprocess.run([*xmemo_command(), "user", "add", "fred", "--team", "ops"], input=PASSWORD + "\n", env=gw.env,
-                           capture_output=True, text=True, timeout=60)
-    assert added.returncode == 0, added.stderr
-    yield gw
-    gw.stop()
+    with start_gateway(tmp_path_factory.mktemp("login-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT) as gw:
+        gw.add_user("fred", PASSWORD, "ops")
+        yield gw
 
 
 @pytest.fixture(scope="module")

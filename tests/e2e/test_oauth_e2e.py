@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
 import time
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -19,7 +18,7 @@ import httpx
 import pytest
 
 from tests import ROOT
-from xmemo.local.spawn import start_gateway, xmemo_command
+from xmemo.local.spawn import start_gateway
 from tests.oauth.cimd_server import DocumentServer
 
 pytestmark = pytest.mark.e2e
@@ -29,12 +28,9 @@ PASSWORD = "e2e-password-123"
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("oauth-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT)
-    added = subprocess.run([*xmemo_command(), "user", "add", "dana", "--team", "acme"], input=PASSWORD + "\n",
-                           env=gw.env, capture_output=True, text=True, timeout=60)
-    assert added.returncode == 0, added.stderr
-    yield gw
-    gw.stop()
+    with start_gateway(tmp_path_factory.mktemp("oauth-gateway"), {"XMEMO_OAUTH_ACCESS_TTL_S": str(ACCESS_TTL)}, quiet=False, cwd=ROOT) as gw:
+        gw.add_user("dana", PASSWORD, "acme")
+        yield gw
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import base64
 import hashlib
 import re
 import secrets
-import subprocess
 import time
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from tests import ROOT
-from xmemo.local.spawn import start_gateway, xmemo_command
+from xmemo.local.spawn import start_gateway
 from tests.oauth.cimd_server import DocumentServer
 
 pytestmark = pytest.mark.e2e
@@ -30,12 +29,9 @@ REFRESH_TTL = 4
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("oauth-refusals"), {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL)}, cwd=ROOT)
-    added = subprocess.run([*xmemo_command(), "user", "add", "erin"], input=PASSWORD + "\n", env=gw.env,
-                           capture_output=True, text=True, timeout=60)
-    assert added.returncode == 0, added.stderr
-    yield gw
-    gw.stop()
+    with start_gateway(tmp_path_factory.mktemp("oauth-refusals"), {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL)}, cwd=ROOT) as gw:
+        gw.add_user("erin", PASSWORD)
+        yield gw
 
 
 @pytest.fixture(scope="module")

@@ -90,12 +90,17 @@ def save(login: StoredLogin) -> Path:
         os.chmod(path.parent, 0o700)
         logins = _read_all()
         logins[record["url"]] = record
-        tmp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"logins": logins}, fh, indent=2)
-        os.replace(tmp, path)
+        _write_all(path, logins)
     return path
+
+
+def _write_all(path, logins: dict[str, Any]) -> None:
+    """Replace the file atomically, owner-only from the moment it exists (caller holds the lock)."""
+    tmp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"logins": logins}, fh, indent=2)
+    os.replace(tmp, path)
 
 
 def load(url: str | None = None) -> StoredLogin | None:
@@ -118,12 +123,7 @@ def forget(url: str) -> bool:
         logins = _read_all()
         if logins.pop(base_url(url), None) is None:
             return False
-        path = _path()
-        tmp = path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"logins": logins}, fh, indent=2)
-        os.replace(tmp, path)
+        _write_all(_path(), logins)
     return True
 
 

@@ -67,6 +67,14 @@ class SpawnedGateway:
         """Another `xmemo` command of the same installation, with the gateway's environment."""
         return subprocess.run([*self.command, *args], cwd=self.cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
 
+    def add_user(self, name: str, password: str, *teams: str) -> None:
+        """`xmemo user add` for the gateway's local login (password on standard input)."""
+        args = [arg for team in teams for arg in ("--team", team)]
+        added = subprocess.run([*self.command, "user", "add", name, *args], input=password + "\n", cwd=self.cwd, env=self.env,
+                               capture_output=True, text=True, timeout=60)
+        if added.returncode != 0:
+            raise RuntimeError(f"xmemo user add {name} failed: {added.stderr[-2000:]}")
+
     def log(self) -> str:
         path = self.data_dir / LOG_NAME
         return path.read_text(errors="replace") if path.exists() else ""
