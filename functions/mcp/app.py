@@ -9,4 +9,4 @@ from xmemo.mcp import edge
 app = api.resolver()
 edge.register(app)
 
-lambda_handler = api.lambda_handler(app)
+lambda_handler = api.lambda_handler(app, packs=True, embeds=True)

@@ -14,4 +14,4 @@ def remember():
                           status=lambda result: 200 if result.duplicate else 201)
 
 
-lambda_handler = api.lambda_handler(app)
+lambda_handler = api.lambda_handler(app, embeds=True)

@@ -31,7 +31,7 @@ from .errors import InvalidRequest, NotFound, StoreUnavailable, XMemoError
 from .models import parse_input
 from .results import Result
 from .services import Services, default_services, default_settings
-from . import status as spec_status
+from . import startup, status as spec_status
 
 INTERNAL_MESSAGE = "internal error; nothing about the request was leaked or half-written"
 
@@ -264,9 +264,14 @@ def add_count(name: str, value: int = 1, **dimensions: str) -> None:
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-def lambda_handler(app: APIGatewayRestResolver) -> Callable[[dict, Any], dict]:
+def lambda_handler(app: APIGatewayRestResolver, *, packs: bool = False, embeds: bool = False) -> Callable[[dict, Any], dict]:
     """The Lambda entry point of a resolver: correlation id from the API Gateway request id,
-    tracing without capturing responses (they hold memory content), metrics flushed."""
+    tracing without capturing responses (they hold memory content), metrics flushed.
+    Inside Lambda the function initialises here (`xmemo.startup`: the encoding when it
+    `packs`, the local model when it `embeds`) and registers the SnapStart after-restore hook."""
+    if startup.in_lambda():
+        startup.initialise(services(), packs=packs, embeds=embeds)
+        startup.register_restore_hook()
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False, clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)

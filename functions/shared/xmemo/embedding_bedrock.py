@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import StoreUnavailable
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 DIMENSIONS = (256, 512, 1024)
+if TYPE_CHECKING:
+    import numpy as np
+
 MAX_INPUT_CHARS = 50_000  # Titan v2 accepts up to 50,000 characters (8,192 tokens)
 
 
@@ -28,6 +29,8 @@ def request_body(text: str, dimensions: int) -> dict[str, Any]:
 
 def parse_response(payload: bytes | str, dimensions: int) -> np.ndarray:
     """The `embedding` of a Titan v2 response, checked for the expected size."""
+    import numpy as np  # only where a vector is made: importing this module stays cheap
+
     data = json.loads(payload)
     vector = np.asarray(data["embedding"], dtype=np.float32)
     if vector.shape != (dimensions,):
@@ -84,6 +87,8 @@ class BedrockTitanEmbedder:
         return self._embed(text)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.vstack([self._embed(t) for t in texts])

