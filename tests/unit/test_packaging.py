@@ -27,9 +27,9 @@ from importlib.metadata import PackageNotFoundError, packages_distributions, req
 from packaging.requirements import Requirement
 
 from tests.imports import PACKAGE, ROOT, Import, all_imports
+from xmemo.local.layer import CLIENT_SIDE, LAPTOP_ONLY
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-LAPTOP_ONLY = ("xmemo.bench", "xmemo.local", "xmemo.cli", "xmemo.__main__")
 
 
 def laptop_only(module: str) -> bool:
@@ -37,9 +37,9 @@ def laptop_only(module: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in LAPTOP_ONLY)
 
 
-# Not in the layer either, but shipped for agents that call the service: the client and the
-# framework adapters (their own extras; tests/client runs them).
-CLIENT_SIDE = ("xmemo.client", "xmemo.integrations")
+# LAPTOP_ONLY: what the layer build leaves out because only a laptop runs it; CLIENT_SIDE: not
+# in the layer either, but shipped for agents that call the service (their own extras;
+# tests/client runs them). Both are the layer build's own lists (xmemo.local.layer).
 
 
 def in_layer(module: str) -> bool:
@@ -80,12 +80,17 @@ def closure(extras: tuple[str, ...]) -> frozenset[str]:
     return frozenset(seen)
 
 
+# Shipped inside Lambda's managed Python runtimes, so never in a requirements list: the SnapStart
+# runtime hooks (xmemo.startup imports it inside a function and copes with its absence).
+RUNTIME_PROVIDED = frozenset({"snapshot_restore_py"})
+
+
 @cache
 def provided(extras: tuple[str, ...]) -> frozenset[str]:
     """Top-level import names those distributions provide (plus the standard library)."""
     dists = closure(extras)
     names = {top for top, owners in packages_distributions().items() if any(canonical(d) in dists for d in owners)}
-    return frozenset(names | set(sys.stdlib_module_names) | {"xmemo", "__future__"})
+    return frozenset(names | set(sys.stdlib_module_names) | RUNTIME_PROVIDED | {"xmemo", "__future__"})
 
 
 def allowed(imp: Import) -> tuple[str, ...]:

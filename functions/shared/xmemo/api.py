@@ -269,9 +269,11 @@ def lambda_handler(app: APIGatewayRestResolver, *, packs: bool = False, embeds: 
     tracing without capturing responses (they hold memory content), metrics flushed.
     Inside Lambda the function initialises here (`xmemo.startup`: the encoding when it
     `packs`, the local model when it `embeds`) and registers the SnapStart after-restore hook."""
+    initialisation: dict[str, float] = {}
     if startup.in_lambda():
-        startup.initialise(services(), packs=packs, embeds=embeds)
+        initialisation = startup.initialise(services, packs=packs, embeds=embeds)
         startup.register_restore_hook()
+        logger.info("initialised", extra={"initialisation": initialisation})
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False, clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)
@@ -279,4 +281,5 @@ def lambda_handler(app: APIGatewayRestResolver, *, packs: bool = False, embeds: 
     def handler(event: dict, context: Any) -> dict:
         return app.resolve(event, context)
 
+    handler.initialisation = initialisation  # type: ignore[attr-defined]  # read by `xmemo bench coldstart`
     return handler

