@@ -793,6 +793,28 @@ def checkov_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> l
     return checkov_scan.violations(checkov_scan.scan_template(template, cfn))
 
 
+def snapstart_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
+    """Issue 13: every function behind an API route starts from a SnapStart snapshot, which
+    only published versions have, so it publishes one under an alias (AutoPublishAlias) and
+    every generated API integration invokes that alias, never the unpublished $LATEST."""
+    out: list[str] = []
+    for name, raw in _resources(template, "AWS::Serverless::Function"):
+        props = _function_props(template, raw)
+        if not any((e or {}).get("Type") == "Api" for e in (props.get("Events") or {}).values()):
+            continue
+        if not props.get("AutoPublishAlias"):
+            out.append(f"{name}: serves API routes without AutoPublishAlias (SnapStart needs a published version)")
+        if (props.get("SnapStart") or {}).get("ApplyOn") != "PublishedVersions":
+            out.append(f"{name}: serves API routes without SnapStart on its published versions")
+    for api, props in _resources(cfn, "AWS::ApiGateway::RestApi"):
+        for path, methods in ((props.get("Body") or {}).get("paths") or {}).items():
+            for method, op in methods.items():
+                uri = _sub_text((op.get("x-amazon-apigateway-integration") or {}).get("uri"))
+                if ":lambda:path/" in uri and "Alias" not in uri:
+                    out.append(f"{api}: {method.upper()} {path} invokes a function's $LATEST, not its alias")
+    return out
+
+
 def deployment_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> list[str]:
     """Points 1-7 of issue 14 (point 8, `checkov_violations`, runs a separate tool)."""
     return (alarm_violations(template) + store_violations(template) + throttle_violations(template)
@@ -811,6 +833,7 @@ def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | 
         + iam_violations(cfn)
         + deployment_violations(template, cfn)
         + oauth_facade_violations(template)
+        + snapstart_violations(template, cfn)
     )
 
 

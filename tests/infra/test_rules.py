@@ -87,6 +87,17 @@ def test_runtime_architecture_and_tracing_are_enforced(template, change, message
     assert any(message in v and v.startswith("RecallFunction") for v in rules.function_violations(template))
 
 
+def test_api_functions_start_from_snapstart_through_their_alias(template):
+    assert rules.snapstart_violations(template, rules.translate(template)) == []
+    del template["Globals"]["Function"]["AutoPublishAlias"]
+    template["Resources"]["RecallFunction"]["Properties"]["SnapStart"] = {"ApplyOn": "None"}
+    problems = rules.snapstart_violations(template, rules.translate(template))
+    assert "RecallFunction: serves API routes without SnapStart on its published versions" in problems
+    assert "RememberFunction: serves API routes without AutoPublishAlias (SnapStart needs a published version)" in problems
+    assert any(p.endswith("POST /v1/recall invokes a function's $LATEST, not its alias") for p in problems)
+    assert not any(p.startswith(("PurgeFunction", "IndexInitFunction")) for p in problems)  # no routes: no rule
+
+
 def test_a_sam_generated_role_fails_twice(template):
     """`Policies` on a function: the source rule flags it, and the role SAM generates
     carries a managed policy, which the IAM rule flags in the translation."""

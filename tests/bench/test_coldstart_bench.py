@@ -1,0 +1,36 @@
+"""`xmemo bench coldstart` starts real handlers in fresh processes and saves what it prints:
+per function the median, the import and each initialisation step it actually ran, and the
+layers' unzipped size from a build directory (the timings themselves are never asserted)."""
+
+import json
+import subprocess
+import sys
+
+from tests.imports import ROOT
+
+
+def test_coldstart_bench_saves_each_functions_start_and_the_layer_sizes(tmp_path):
+    build = tmp_path / "build"
+    (build / "XMemoLayer" / "python").mkdir(parents=True)
+    (build / "XMemoLayer" / "python" / "blob").write_bytes(b"x" * 3 * 2**20)
+    (build / "EmbedderLayer" / "python").mkdir(parents=True)
+    (build / "EmbedderLayer" / "python" / "blob").write_bytes(b"x" * 2**20)
+    out = tmp_path / "bench"
+    done = subprocess.run(
+        [sys.executable, "-m", "xmemo", "bench", "coldstart", "--runs", "2", "--embedders", "none",
+         "--functions", "RememberFunction,RecallContextFunction", "--template", str(ROOT / "template.yaml"),
+         "--build-dir", str(build), "--out", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "coldstart.json").read_text())
+    assert set(report["functions"]) == {"RememberFunction", "RecallContextFunction"}
+    remember, context = report["functions"]["RememberFunction"]["none"], report["functions"]["RecallContextFunction"]["none"]
+    assert len(remember["runs_ms"]) == len(context["runs_ms"]) == 2
+    assert remember["median_ms"] >= remember["import_ms"] > 0 and remember["services_ms"] > 0
+    assert "encoding_ms" not in remember and context["encoding_ms"] > 0  # only the packing function loads it
+    assert "model_ms" not in remember  # embedder none: no model to load
+    assert report["layers_mib"] == {"XMemoLayer": 3.0, "EmbedderLayer": 1.0} and report["layers_total_mib"] == 4.0
+    assert isinstance(report["rest_within_target"], bool)
+    markdown = (out / "coldstart.md").read_text()
+    assert markdown.startswith("# Cold start") and "together 4.0 MiB" in markdown
