@@ -11,8 +11,10 @@ import gzip
 import hashlib
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import tiktoken
+if TYPE_CHECKING:  # imported where an encoding is built: a function that never packs never loads it
+    import tiktoken
 
 _O200K_PAT = "|".join(
     [
@@ -72,6 +74,8 @@ def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
     """The tiktoken `Encoding` called `name`, built offline (cached per process)."""
     if name not in ENCODINGS:
         raise ValueError(f"unsupported encoding {name!r}; shipped: {', '.join(ENCODINGS)}")
+    import tiktoken
+
     spec = ENCODINGS[name]
     return tiktoken.Encoding(
         name=name, pat_str=spec["pat_str"], mergeable_ranks=load_ranks(name), special_tokens=spec["special_tokens"]

