@@ -46,6 +46,14 @@ def test_the_embedded_stores_context_behaviour_holds_on_opensearch(case, osmem_c
     case(os_services(osmem_clone.url, clock))
 
 
+def test_forgetting_the_only_memory_of_a_location_leaves_nothing_to_update(osmem_clone, clock):
+    svc = os_services(osmem_clone.url, clock)
+    p = make_principal()
+    alone = embedded._say(svc, p, "Ann: a session of one line", location="chat/alone")
+    assert tools.forget(svc, p, ForgetInput(reference=alone)).deleted == 1
+    assert embedded._recall(svc, p, "session") == []
+
+
 def raw_contexts(svc: Services) -> dict[str, str]:
     """reference → the `context` field as stored (read with a bare search, not the store's code)."""
     store = svc.store

@@ -359,6 +359,8 @@ class OpenSearchStore:
                 body = q.msearch_body(self.alias, ctx.searches(part))
                 answers = self._call("context", lambda t: _checked(self.client.msearch(body=body, request_timeout=t)))
                 lines = [line for doc_id, text in ctx.contexts(part, answers).items() for line in q.context_update(self.alias, doc_id, text)]
+                if not lines:  # the last memories of their groups were deleted: nobody is left to update
+                    continue
                 response = self._call("context", lambda t: self.client.bulk(body=lines, request_timeout=max(t, 1.0)))
                 failed = [i["update"] for i in response["items"] if i["update"].get("status", 500) >= 300 and i["update"].get("status") != 404]
                 if failed:  # 404: deleted meanwhile, nothing to rewrite
