@@ -357,11 +357,12 @@ class OpenSearchStore:
             for start in range(0, len(changed), 100):
                 part = changed[start : start + 100]
                 body = q.msearch_body(self.alias, ctx.searches(part))
-                answers = self._call("context", lambda t: _checked(self.client.msearch(body=body, request_timeout=t)))
+                # index-scoped paths: the scheduled purge's role may touch the memory index only
+                answers = self._call("context", lambda t: _checked(self.client.msearch(index=self.alias, body=body, request_timeout=t)))
                 lines = [line for doc_id, text in ctx.contexts(part, answers).items() for line in q.context_update(self.alias, doc_id, text)]
                 if not lines:  # the last memories of their groups were deleted: nobody is left to update
                     continue
-                response = self._call("context", lambda t: self.client.bulk(body=lines, request_timeout=max(t, 1.0)))
+                response = self._call("context", lambda t: self.client.bulk(index=self.alias, body=lines, request_timeout=max(t, 1.0)))
                 failed = [i["update"] for i in response["items"] if i["update"].get("status", 500) >= 300 and i["update"].get("status") != 404]
                 if failed:  # 404: deleted meanwhile, nothing to rewrite
                     log.warning("neighbouring context: %d updates failed (%s)", len(failed), _error_kind(failed[0]))
