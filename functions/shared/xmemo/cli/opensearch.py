@@ -11,7 +11,7 @@ def register(sub) -> None:
     inner = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in (
         ("init", "create the current index version and the alias if missing"),
-        ("migrate", "move the alias to the current mapping version (no-op when there)"),
+        ("migrate", "move the alias to the current index version: mapping, embedder and dimension (no-op when there)"),
         ("reindex", "rebuild the current version into a fresh index and swap the alias"),
         ("mapping", "print the create-index body (settings, analyzers, mappings) without connecting"),
     ):
@@ -31,6 +31,7 @@ def run(args) -> int:
     if args.action == "mapping":
         print(json.dumps(store.plan.body(), indent=2, ensure_ascii=False))
         return 0
+    store.plan.embed = _lazy_embed(settings)
     client = make_client(settings)
     try:
         result = getattr(manage, args.action)(client, store.plan)
@@ -38,3 +39,18 @@ def run(args) -> int:
         client.close()
     print(json.dumps(result))
     return 0
+
+
+def _lazy_embed(settings):
+    """Passage vectors of the configured embedder, loaded only if a move must re-embed."""
+    loaded = []
+
+    def embed(texts: list[str]):
+        from ..config import BedrockSettings
+        from ..embedding import make_embedder
+
+        if not loaded:
+            loaded.append(make_embedder(settings.embedder, settings.embedder_threads, bedrock=settings.part(BedrockSettings)))
+        return loaded[0].embed_passages(texts).tolist()
+
+    return embed

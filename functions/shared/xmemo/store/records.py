@@ -110,6 +110,34 @@ def search_text(memory: Memory) -> str:
     return "\n".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
 
 
+# -- neighbouring context -----------------------------------------------------------------
+# A memory's context is the content of the memories just before and just after it (by
+# `created_at`, then reference or row order) in its group: same holder (so it is only ever
+# read by callers who may read the neighbours), same location (one conversation, one
+# document) and same temporariness (a temporary memory's words must never make a permanent
+# one findable by a caller without the temporary scope). Only the tolerant query reads it.
+# One neighbour per side.
+CONTEXT_GROUP: tuple[str, ...] = ("holder", "location", "temporary")
+
+
+def has_context(location: str, bucket: str) -> bool:
+    """Only a named location groups memories: the default location is just the bucket,
+    where consecutive memories are unrelated notes."""
+    return location != bucket
+
+
+def context_group(memory: Memory) -> tuple[Any, ...] | None:
+    """The group whose order gives `memory` its neighbours (None: it has no context)."""
+    if not has_context(memory.location, memory.bucket):
+        return None
+    return tuple(getattr(memory, name) for name in CONTEXT_GROUP)
+
+
+def context_text(neighbours: Sequence[str]) -> str:
+    """The context field's text: the neighbours' contents, the one before first."""
+    return "\n".join(n for n in neighbours if n)
+
+
 # -- list cursors --------------------------------------------------------------------------
 def encode_cursor(values: Sequence[Any]) -> str:
     """The sort values of a page's last memory as an opaque URL-safe token."""

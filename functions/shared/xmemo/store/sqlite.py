@@ -312,14 +312,12 @@ class SQLiteStore:
     @staticmethod
     def _neighbours(conn: sqlite3.Connection, rowid: int) -> list[sqlite3.Row]:
         """The memories just before and just after `rowid` in its holder and location, of the
-        same temporariness: a temporary memory's words must never make a permanent one
-        findable by a caller without the temporary scope. Only a named location (a session,
-        a document) groups memories: the default location is just the bucket, where
-        consecutive memories are unrelated notes."""
+        same temporariness (`records.CONTEXT_GROUP`; only a named location groups
+        memories, `records.has_context`)."""
         me = conn.execute(
             "SELECT holder, location, bucket, temporary, created_at FROM memories WHERE rowid = ?", (rowid,)
         ).fetchone()
-        if me is None or me["location"] == me["bucket"]:
+        if me is None or not records.has_context(me["location"], me["bucket"]):
             return []
         args = (me["holder"], me["location"], me["temporary"], rowid, me["created_at"], me["created_at"], rowid)
         return [r for sql in CONTEXT_NEIGHBOURS if (r := conn.execute(sql, args).fetchone()) is not None]

@@ -8,10 +8,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...config import Settings
 from ...embedding import Embedder
+from ...store.base import MemoryStore
 from .abstention import FOREIGN_PER_CONVERSATION, NONSENSE_PER_CONVERSATION, Abstention, foreign_questions, nonsense_queries
 from .baselines import BM25Baseline, DenseBaseline, pack_ranked
 from .data import Conversation
@@ -45,13 +46,15 @@ def evaluate(
     label: str = "locomo",
     cache_dir: Path | None = None,
     abstention: bool = True,
+    store: Callable[[Path], MemoryStore] | None = None,
 ) -> Outcome:
     """Run XMemo and the baselines over `conversations` (each in a fresh store).
 
     Latency: every `recall` pays for its query embedding, and so does the first
     `recall_context` of each question (at the default budget, timed); the other budgets
     reuse that vector and are not timed. With `abstention`, each store is also asked
-    foreign questions and nonsense (untimed), to count how often nothing comes back."""
+    foreign questions and nonsense (untimed), to count how often nothing comes back.
+    `store(folder)` makes each conversation's fresh store (default: SQLite in `folder`)."""
     from tqdm import tqdm
 
     started = time.perf_counter()
@@ -69,7 +72,9 @@ def evaluate(
             if cache is not None:
                 cache.prime(contents, progress=bar)
             with tempfile.TemporaryDirectory(prefix="xmemo-bench-") as tmp:
-                system = XMemoSystem(settings, cache, Path(tmp), owner=f"bench-{number}-{conv.name}")
+                system = XMemoSystem(
+                    settings, cache, Path(tmp), owner=f"bench-{number}-{conv.name}", store=store(Path(tmp)) if store else None
+                )
                 try:
                     bar.set_postfix_str(f"{conv.name}: remember")
                     for turn in conv.turns:

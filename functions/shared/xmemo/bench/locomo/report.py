@@ -71,9 +71,19 @@ def markdown(report: dict[str, Any]) -> str:
             f"\nMultilingual check ({multi['questions']} questions over {multi['memories']} French/Korean memories):\n\n"
             + markdown_table(["system", "language", "questions", *(f"recall@{k}" for k in KS)], rows)
         )
+    parity = report.get("parity")
+    if parity:
+        rows = [[name, *(f"{figs[m]:.3f}" for m in figs)] for name, figs in parity["metrics"].items()]
+        rows.append(["difference", *(f"{d:+.3f}" for d in parity["difference"].values())])
+        parts.append(
+            f"\nLexical-only parity ({parity['questions']} questions, embedder `none` on both stores; "
+            f"target {parity['target']}: {'met' if parity['within_target'] else 'NOT met'}):\n\n"
+            + markdown_table(["store", *parity["difference"]], rows)
+        )
     run = report["run"]
     parts.append(
-        f"\nRun: {run['seconds']:.0f} s, embedder `{run['embedder']}`, data `{run['data']}`; "
+        f"\nRun: {run['seconds']:.0f} s, store {run.get('store', 'sqlite (embedded)')}, semantic leg "
+        f"{run.get('semantic', 'on')}, embedder `{run['embedder']}`, data `{run['data']}`; "
         "figures from a 2-core machine shared with other work (latency is noisy).\n"
     )
     return "".join(parts)

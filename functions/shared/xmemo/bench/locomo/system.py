@@ -1,4 +1,4 @@
-"""XMemo as the benchmark drives it: a fresh SQLite store and owner per conversation, every
+"""XMemo as the benchmark drives it: a fresh store (SQLite unless given) and owner per conversation, every
 turn through the real `remember`, every question through the real `recall` and
 `recall_context`. Results are mapped back to the turns' ids by reference."""
 
@@ -17,6 +17,7 @@ from ...config import Settings
 from ...embedding import Embedder
 from ...models import ContextInput, RecallInput, RememberInput
 from ...services import Services
+from ...store.base import MemoryStore
 from ...store.sqlite import SQLiteStore
 from .data import Turn
 
@@ -94,8 +95,8 @@ class _Clock:
 class XMemoSystem:
     """One conversation's store, owner and reference → turn-id map."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None, folder: Path, owner: str):
-        self.store = SQLiteStore(
+    def __init__(self, settings: Settings, embedder: Embedder | None, folder: Path, owner: str, store: MemoryStore | None = None):
+        self.store = store or SQLiteStore(
             folder / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight
         )
         self.clock = _Clock()

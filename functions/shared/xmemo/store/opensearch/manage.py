@@ -1,26 +1,42 @@
 """Idempotent index management behind the alias: `init` (create the current version and
-point the alias at it), `migrate` (move to the current mapping version if the alias
-points at an older one) and `reindex` (rebuild the current version into a fresh index).
-Both moves copy with `_reindex` and swap the alias in one atomic `_aliases` call."""
+point the alias at it), `migrate` (move to the current index version if the alias points
+at another: an older mapping, or vectors of another embedder or dimension) and `reindex`
+(rebuild the current version into a fresh index). Both moves copy with `_reindex`, then
+recompute every neighbouring context in the new index (and re-embed every memory when the
+vectors change), and only then swap the alias in one atomic `_aliases` call."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
-from .index import MAPPING_VERSION, concrete_name, index_body
+from . import context
+from .index import MAPPING_VERSION, concrete_name, index_body, mappings, vectors_tag
+
+Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
 @dataclass
 class IndexPlan:
+    """The index the settings call for. `embedder` names the model of the vectors
+    (`embedding.embedder_identity`); `embed` computes passage vectors when a move must
+    re-embed (None: this process cannot, and such a move is refused)."""
+
     alias: str
     dimension: int | None
     knn_engine: str = "lucene"
     serverless: bool = False
     replicas: int = 1
+    embedder: str | None = None
+    embed: Embed | None = None
 
     def body(self) -> dict[str, Any]:
-        return index_body(self.dimension, self.knn_engine, serverless=self.serverless, replicas=self.replicas)
+        return index_body(
+            self.dimension, self.knn_engine, serverless=self.serverless, replicas=self.replicas, embedder=self.embedder
+        )
+
+    def name(self) -> str:
+        return concrete_name(self.alias, MAPPING_VERSION, vectors_tag(self.embedder, self.dimension))
 
 
 ADMIN_TIMEOUT_S = 30.0  # creating an index or an alias is slower than a search
@@ -53,16 +69,41 @@ def init(client: Any, plan: IndexPlan, timeout: float = ADMIN_TIMEOUT_S) -> dict
     targets = alias_targets(client, plan.alias, timeout)
     if targets:
         return {"action": "none", "alias": plan.alias, "index": targets[0], "reason": "alias exists"}
-    name = concrete_name(plan.alias)
+    name = plan.name()
     created = _create(client, name, plan.body(), timeout)
     client.indices.put_alias(index=name, name=plan.alias, request_timeout=timeout)
     return {"action": "created" if created else "aliased", "alias": plan.alias, "index": name}
 
 
+def _vectors(client: Any, source: str, plan: IndexPlan) -> tuple[bool, bool]:
+    """(leave the source's vectors behind, re-embed) for a move from `source`. Vectors are
+    kept when the source holds this embedder's (an index of mapping v1 names no embedder:
+    its vectors are trusted when their dimension matches)."""
+    mapping = next(iter(client.indices.get_mapping(index=source).values())).get("mappings", {})
+    field = mapping.get("properties", {}).get("embedding") or {}
+    dimension = int(field["dimension"]) if field.get("type") == "knn_vector" else None
+    named = (mapping.get("_meta") or {}).get("xmemo_embedder")
+    if not plan.dimension:
+        return dimension is not None, False
+    if dimension == plan.dimension and named in (None, plan.embedder):
+        return False, False
+    return True, True
+
+
 def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, Any]:
+    drop, re_embed = _vectors(client, source, plan)
+    if re_embed and plan.embed is None:
+        raise RuntimeError(
+            f"moving {source} to {target} re-embeds every memory with {plan.embedder} ({plan.dimension}-d), which this "
+            "process cannot load: run `xmemo opensearch migrate` with the same XMEMO_EMBEDDER settings where the model "
+            "runs (the alias stays on the old index until then)"
+        )
     _create(client, target, plan.body())
+    src: dict[str, Any] = {"index": source}
+    if drop:  # every field but the vector (the specification names `_source` fields, no excludes)
+        src["_source"] = sorted(mappings(None)["properties"])
     copied = client.reindex(
-        body={"source": {"index": source}, "dest": {"index": target, "op_type": "index"}},
+        body={"source": src, "dest": {"index": target, "op_type": "index"}},
         refresh=True,
         wait_for_completion=True,
         request_timeout=3600,
@@ -70,19 +111,25 @@ def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, A
     failures = copied.get("failures") or []
     if failures:
         raise RuntimeError(f"reindex {source} -> {target} had {len(failures)} failures; alias left on {source}")
+    rebuilt = context.rebuild(
+        lambda body: client.search(index=target, body=body, request_timeout=ADMIN_TIMEOUT_S)["hits"]["hits"],
+        lambda lines: client.bulk(index=target, body=lines, refresh=True, request_timeout=600),
+        target,
+        plan.embed if re_embed else None,
+    )
     client.indices.update_aliases(
         body={"actions": [{"remove": {"index": source, "alias": plan.alias}}, {"add": {"index": target, "alias": plan.alias}}]}
     )
-    return {"from": source, "to": target, "copied": copied.get("total", 0)}
+    return {"from": source, "to": target, "copied": copied.get("total", 0), "contexts": rebuilt, "re_embedded": re_embed}
 
 
 def migrate(client: Any, plan: IndexPlan) -> dict[str, Any]:
-    """Bring the alias to the current mapping version; a no-op when it is already there."""
+    """Bring the alias to the current index version; a no-op when it is already there."""
     targets = alias_targets(client, plan.alias)
     if not targets:
         return init(client, plan)
-    current = concrete_name(plan.alias)
-    if current in targets:
+    current = plan.name()
+    if any(t == current or t.startswith(f"{current}-r") for t in targets):  # `reindex` rebuilds as -r<k>
         return {"action": "none", "alias": plan.alias, "index": current, "reason": f"already at v{MAPPING_VERSION}"}
     return {"action": "migrated", "alias": plan.alias, **_move(client, plan, targets[0], current)}
 
@@ -93,7 +140,7 @@ def reindex(client: Any, plan: IndexPlan) -> dict[str, Any]:
     targets = alias_targets(client, plan.alias)
     if not targets:
         return init(client, plan)
-    base = concrete_name(plan.alias)
+    base = plan.name()
     k = 1
     while client.indices.exists(index=f"{base}-r{k}"):
         k += 1

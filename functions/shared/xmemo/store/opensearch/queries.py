@@ -20,8 +20,8 @@ from ...auth import ReadFilter
 from ...models import Memory
 from .. import records
 
-# Fields a caller gets back; the embedding and the derived search text stay in the index.
-SOURCE_EXCLUDES = ["embedding", "text"]
+# Fields a caller gets back; the embedding and the derived search texts stay in the index.
+SOURCE_EXCLUDES = ["embedding", "text", "context"]
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -116,13 +116,19 @@ def split_scripts(query: str) -> tuple[list[str], list[str]]:
     return _WORD.findall(rest), cjk
 
 
-def lexical_query(query: str, *, strict: bool) -> dict[str, Any] | None:
+def _boosted(fields: Sequence[str], weight: float) -> list[str]:
+    return [f"{f}^{weight:g}" for f in fields]
+
+
+def lexical_query(query: str, *, strict: bool, context_weight: float = 0.0) -> dict[str, Any] | None:
     """The scoring part of a lexical search, or None when the query has no terms.
 
     strict (search_memory): every word must match the unstemmed `text` field and every
-    CJK run all its bigrams (`operator: and`), no stemming, no fuzziness.
+    CJK run all its bigrams (`operator: and`), no stemming, no fuzziness; never `context`.
     tolerant (recall): any term of the English- or French-stemmed subfields, the exact
-    words, or CJK bigrams; more matching terms and fields score higher."""
+    words, or CJK bigrams; more matching terms and fields score higher. With a
+    `context_weight`, the same fields of `context` (the neighbours' words) count too,
+    boosted by it, as the SQLite store weighs its context column."""
     words, cjk = split_scripts(query)
     if not words and not cjk:
         return None
@@ -134,17 +140,25 @@ def lexical_query(query: str, *, strict: bool) -> dict[str, Any] | None:
             must.append({"match": {"text.cjk": {"query": run, "operator": "and"}}})
         return {"bool": {"must": must}}
     should: list[dict[str, Any]] = []
+    context = context_weight > 0
     if words:
         q = " ".join(text.without_stop_words(words, words))
-        should.append({"multi_match": {"query": q, "type": "most_fields", "fields": ["text", "text.en", "text.fr"], "operator": "or"}})
+        fields = ["text", "text.en", "text.fr"]
+        fields += _boosted(["context", "context.en", "context.fr"], context_weight) if context else []
+        should.append({"multi_match": {"query": q, "type": "most_fields", "fields": fields, "operator": "or"}})
     if cjk:
-        should.append({"match": {"text.cjk": {"query": " ".join(dict.fromkeys(cjk)), "operator": "or"}}})
+        runs = " ".join(dict.fromkeys(cjk))
+        if context:
+            fields = ["text.cjk", *_boosted(["context.cjk"], context_weight)]
+            should.append({"multi_match": {"query": runs, "type": "most_fields", "fields": fields, "operator": "or"}})
+        else:
+            should.append({"match": {"text.cjk": {"query": runs, "operator": "or"}}})
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
-def lexical_search(query: str, rf: ReadFilter, k: int, *, strict: bool) -> dict[str, Any] | None:
+def lexical_search(query: str, rf: ReadFilter, k: int, *, strict: bool, context_weight: float = 0.0) -> dict[str, Any] | None:
     """A `_search` body: the lexical query scored, the visibility filter not scored."""
-    scoring = lexical_query(query, strict=strict)
+    scoring = lexical_query(query, strict=strict, context_weight=context_weight)
     if scoring is None or k <= 0:
         return None
     return {
@@ -264,3 +278,63 @@ def get_search(reference: str, rf: ReadFilter) -> dict[str, Any]:
         "_source": {"excludes": SOURCE_EXCLUDES},
         "query": {"bool": {"filter": [*visibility_filter(rf), {"term": {"reference": reference}}]}},
     }
+
+
+# -- neighbouring context -------------------------------------------------------------------------
+def epoch_ms(value: datetime) -> int:
+    """A time as OpenSearch sorts a `date`: whole epoch milliseconds."""
+    return int(value.timestamp() * 1000)
+
+
+def neighbour_searches(group: Sequence[Any], created_at: datetime, reference: str, per_side: int) -> list[dict[str, Any]]:
+    """Two `_search` bodies: the `per_side` memories just before and just after a position
+    (`created_at`, `reference`) in a context group (`records.CONTEXT_GROUP` values), the
+    position itself excluded (`search_after` is strict). Internal: the context rewrite
+    reads them, a caller never does, and they stay within one holder."""
+    clauses = [{"term": {name: value}} for name, value in zip(records.CONTEXT_GROUP, group)]
+    after = [epoch_ms(created_at), reference]
+    return [
+        {
+            "size": per_side,
+            "track_total_hits": False,
+            "_source": ["content"],
+            "query": {"bool": {"filter": clauses}},
+            "sort": [{"created_at": order}, {"reference": order}],
+            "search_after": after,
+        }
+        for order in ("desc", "asc")
+    ]
+
+
+def context_update(index: str, doc_id: str, context: str) -> list[dict[str, Any]]:
+    """`_bulk` lines that set one document's context."""
+    return [{"update": {"_index": index, "_id": doc_id}}, {"doc": {"context": context}}]
+
+
+def positions_search(query: dict[str, Any], size: int, after: list[Any] | None = None) -> dict[str, Any]:
+    """The context positions of the documents a delete is about to remove, a page at a time
+    (internal: `query` is the delete's own, visibility filter included)."""
+    body: dict[str, Any] = {
+        "size": size,
+        "track_total_hits": False,
+        "_source": ["holder", "location", "bucket", "temporary", "created_at", "reference"],
+        "query": query,
+        "sort": [{"created_at": "asc"}, {"reference": "asc"}],
+    }
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def group_order(size: int, fields: Sequence[str], after: list[Any] | None = None) -> dict[str, Any]:
+    """Every document in context-group order, a page at a time (for rebuilding contexts
+    after a migration; internal, no caller reads it)."""
+    body: dict[str, Any] = {
+        "size": size,
+        "_source": list(fields),
+        "query": {"match_all": {}},
+        "sort": [*({name: "asc"} for name in records.CONTEXT_GROUP), {"created_at": "asc"}, {"reference": "asc"}],
+    }
+    if after is not None:
+        body["search_after"] = after
+    return body

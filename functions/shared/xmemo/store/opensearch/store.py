@@ -3,7 +3,9 @@
 Writes are single-document and idempotent: a memory's `_id` is its duplicate slot (see
 `queries.slot_id`) written with `op_type=create`, so a retried `remember` finds its own
 document instead of writing a second one, and a memory is one document (never half of
-one). Reads are one request each; `search` sends both legs in one `_msearch`."""
+one). Reads are one request each; `search` sends both legs in one `_msearch`. After a
+write or a delete, the neighbouring context of the memories around it is rewritten
+(`context`: one `_msearch` and one `_bulk` per batch)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from ...errors import StoreUnavailable
 from ...models import Memory
 from .. import records
 from ..base import Candidates, Hit
+from . import context as ctx
 from . import queries as q
 from .client import Caller, log, make_client
 from .manage import IndexPlan, alias_targets, init
@@ -25,15 +28,28 @@ from .manage import IndexPlan, alias_targets, init
 class OpenSearchStore:
     """Thread-safe; one client (and its connection pool) per store, created on first use."""
 
-    def __init__(self, settings: OpenSearchSettings, *, dimension: int | None = None, client: Any = None, caller: Caller | None = None):
+    def __init__(
+        self,
+        settings: OpenSearchSettings,
+        *,
+        dimension: int | None = None,
+        client: Any = None,
+        caller: Caller | None = None,
+        embedder: str | None = None,
+        context_weight: float = 0.5,
+    ):
         self.settings = settings
         self.alias = settings.opensearch_alias
         self.dimension = dimension
+        self.embedder = embedder if dimension else None
         self.knn = settings.opensearch_knn and dimension is not None
         self.caller = caller or Caller.from_settings(settings)
         self.plan = IndexPlan(
-            self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss", settings.opensearch_replicas
+            self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss", settings.opensearch_replicas,
+            embedder=self.embedder,
         )
+        self.context_weight = float(context_weight)
+        self.context_on = True  # off when the index predates the `context` field (mapping v1)
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
@@ -43,9 +59,14 @@ class OpenSearchStore:
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenSearchStore":
         """No I/O here: the client is created and the index checked on first use."""
-        from ...embedding import embedder_dimension
+        from ...embedding import embedder_dimension, embedder_identity
 
-        return cls(settings.part(OpenSearchSettings), dimension=embedder_dimension(settings.embedder, settings))
+        return cls(
+            settings.part(OpenSearchSettings),
+            dimension=embedder_dimension(settings.embedder, settings),
+            embedder=embedder_identity(settings.embedder, settings),
+            context_weight=settings.context_weight,
+        )
 
     # -- plumbing ------------------------------------------------------------------------
     @property
@@ -81,37 +102,61 @@ class OpenSearchStore:
             self._detect_capability()
 
     def _detect_capability(self) -> None:
-        """Once, when the store is first used: a cluster without the k-NN plugin, or an
-        index without a vector field of this embedder's size, cannot run the semantic leg.
-        Then the store runs lexical-only and says so (once in the log, and in every plan);
-        no request fails for it. An answer that does not settle it (refused, timed out)
-        leaves the leg on: `search` still turns it off if the cluster refuses a k-NN query."""
+        """Once, when the store is first used, from the index mapping (and the plugin list):
+        - an index without the `context` field (mapping v1) gets no context writes and no
+          context query, with one warning naming `xmemo opensearch migrate`;
+        - a cluster without the k-NN plugin, or an index without vectors of this embedder
+          (none, another size, another model), cannot run the semantic leg: the store runs
+          lexical-only and says so (once in the log, and in every plan); no request fails.
+        An answer that does not settle it (refused, timed out) leaves both on: `search`
+        still turns the leg off if the cluster refuses a k-NN query."""
         from opensearchpy.exceptions import OpenSearchException
 
+        timeout = min(self.caller.timeout_s, 2.0)
+        try:
+            mapping = next(iter(self.client.indices.get_mapping(index=self.alias, request_timeout=timeout).values()))
+            mapping = mapping.get("mappings", {})
+        except (OpenSearchException, OSError, StopIteration, ValueError, TypeError) as exc:
+            log.info("index mapping not read (%s); context and the semantic leg stay on", type(exc).__name__)
+            return
+        props, meta = mapping.get("properties", {}), mapping.get("_meta") or {}
+        if "context" not in props:
+            self.context_on = False
+            log.warning(
+                "the index has no neighbouring-context field (mapping v%s): recall runs without it; "
+                "run `xmemo opensearch migrate`", meta.get("xmemo_mapping_version", "?"),
+            )
         if not self.knn:
             return
-        timeout = min(self.caller.timeout_s, 2.0)
         reason = None
         try:
             if self.settings.opensearch_service == "es":  # Serverless has no _cat; its collections carry k-NN
                 plugins = self.client.cat.plugins(format="json", request_timeout=timeout)
                 if not any(p.get("component") == "opensearch-knn" for p in plugins or []):
                     reason = "the cluster has no k-NN plugin (opensearch-knn)"
-            if reason is None:
-                mapping = next(iter(self.client.indices.get_mapping(index=self.alias, request_timeout=timeout).values()))
-                field = mapping.get("mappings", {}).get("properties", {}).get("embedding")
-                if not field or field.get("type") != "knn_vector":
-                    reason = "the index has no vector field (it was created without an embedder): run `xmemo opensearch migrate`"
-                elif int(field.get("dimension", 0)) != self.dimension:
-                    reason = (
-                        f"the index holds {field.get('dimension')}-d vectors but the embedder makes {self.dimension}-d: "
-                        "run `xmemo opensearch reindex`"
-                    )
-        except (OpenSearchException, OSError, StopIteration, ValueError, TypeError) as exc:
+        except (OpenSearchException, OSError, ValueError, TypeError) as exc:
             log.info("k-NN capability not settled (%s); the semantic leg stays on", type(exc).__name__)
             return
+        if reason is None:
+            reason = self._vectors_mismatch(props.get("embedding"), meta.get("xmemo_embedder"))
         if reason:
             self._semantic_off(reason)
+
+    def _vectors_mismatch(self, field: dict[str, Any] | None, named: str | None) -> str | None:
+        """Why the index's vectors are not this embedder's (None: they are)."""
+        if not field or field.get("type") != "knn_vector":
+            return "the index has no vector field (it was created without an embedder): run `xmemo opensearch migrate`"
+        if int(field.get("dimension", 0)) != self.dimension:
+            return (
+                f"the index holds {field.get('dimension')}-d vectors but the embedder makes {self.dimension}-d: "
+                "run `xmemo opensearch migrate` (it re-embeds every memory into a new index version)"
+            )
+        if named is not None and self.embedder is not None and named != self.embedder:
+            return (
+                f"the index holds vectors of {named}, not of {self.embedder}: "
+                "run `xmemo opensearch migrate` (it re-embeds every memory into a new index version)"
+            )
+        return None
 
     def _semantic_off(self, reason: str) -> None:
         with self._lock:
@@ -165,6 +210,7 @@ class OpenSearchStore:
             raise StoreUnavailable("the memory store is busy with the same memory; retry")
         if memory.supersedes:
             self._mark_superseded(memory.supersedes, memory.reference, memory.created_at, deadline)
+        self._rewrite_context([ctx.stored_at(memory, sid)])
         return memory, False
 
     def _get_by_id(self, doc_id: str, deadline: float) -> dict[str, Any] | None:
@@ -230,6 +276,7 @@ class OpenSearchStore:
         results: list[tuple[Memory, bool] | None] = [None] * len(memories)
         chunk = self.settings.opensearch_bulk_chunk
         slow: list[int] = []
+        stored: list[ctx.Position | None] = []
         for start in range(0, len(memories), chunk):
             part = [(i, memories[i]) for i in range(start, min(start + chunk, len(memories)))]
             lines: list[dict[str, Any]] = []
@@ -250,33 +297,77 @@ class OpenSearchStore:
                 status = item["create"].get("status", 500)
                 if 200 <= status < 300:
                     results[i] = (memories[i], False)
+                    stored.append(ctx.stored_at(memories[i], q.slot_id(memories[i])))
                 else:
                     slow.append(i)
         if self._refresh:
             self._call("refresh", lambda t: self.client.indices.refresh(index=self.alias, request_timeout=t))
+        self._rewrite_context(stored)  # after the refresh: each window sees the whole batch
         for i in sorted(slow):
             results[i] = self.insert(memories[i])
         return [r for r in results if r is not None]
 
     def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
-        body = q.delete_query(rf, reference)
+        return self._delete("delete_by_query", q.delete_query(rf, reference))
+
+    def purge_expired(self, now: datetime) -> int:
+        return self._delete("purge", q.expired_query(now))
+
+    def _delete(self, op: str, body: dict[str, Any]) -> int:
+        """`_delete_by_query`, then the neighbours of what it removed get a context without
+        its words (their positions are read first: afterwards they are gone)."""
+        gone = self._positions(body["query"]) if self._context_ready() else []
         response = self._call(
-            "delete_by_query",
+            op,
             lambda t: self.client.delete_by_query(
                 index=self.alias, body=body, refresh=self._refresh is not None, conflicts="proceed", request_timeout=t
             ),
         )
+        self._rewrite_context(gone)
         return int(response.get("deleted", 0))
 
-    def purge_expired(self, now: datetime) -> int:
-        response = self._call(
-            "purge",
-            lambda t: self.client.delete_by_query(
-                index=self.alias, body=q.expired_query(now), refresh=self._refresh is not None, conflicts="proceed",
-                request_timeout=t,
-            ),
-        )
-        return int(response.get("deleted", 0))
+    # -- neighbouring context --------------------------------------------------------------
+    def _context_ready(self) -> bool:
+        if not self._ready:
+            self._ensure_index(None)
+        return self.context_on
+
+    def _positions(self, query: dict[str, Any]) -> list[ctx.Position | None]:
+        """The context positions of every document `query` matches, a page at a time."""
+        out: list[ctx.Position | None] = []
+        after = None
+        while True:
+            body = q.positions_search(query, 500, after)
+            hits = self._call("positions", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t))["hits"]["hits"]
+            out += [ctx.deleted_at(h["_source"]) for h in hits]
+            if len(hits) < 500:
+                return out
+            after = hits[-1]["sort"]
+
+    def _rewrite_context(self, positions: Sequence[ctx.Position | None]) -> None:
+        """Recompute the context of the memories around each position. A failure here is
+        logged, not raised: the write itself is done, the context only ranks, and
+        `xmemo opensearch reindex` rebuilds every context."""
+        from opensearchpy.exceptions import OpenSearchException
+
+        changed = [p for p in positions if p is not None]
+        if not changed or not self._context_ready():
+            return
+        try:
+            for start in range(0, len(changed), 100):
+                part = changed[start : start + 100]
+                body = q.msearch_body(self.alias, ctx.searches(part))
+                # index-scoped paths: the scheduled purge's role may touch the memory index only
+                answers = self._call("context", lambda t: _checked(self.client.msearch(index=self.alias, body=body, request_timeout=t)))
+                lines = [line for doc_id, text in ctx.contexts(part, answers).items() for line in q.context_update(self.alias, doc_id, text)]
+                if not lines:  # the last memories of their groups were deleted: nobody is left to update
+                    continue
+                response = self._call("context", lambda t: self.client.bulk(index=self.alias, body=lines, request_timeout=max(t, 1.0)))
+                failed = [i["update"] for i in response["items"] if i["update"].get("status", 500) >= 300 and i["update"].get("status") != 404]
+                if failed:  # 404: deleted meanwhile, nothing to rewrite
+                    log.warning("neighbouring context: %d updates failed (%s)", len(failed), _error_kind(failed[0]))
+        except (StoreUnavailable, OpenSearchException) as exc:
+            log.warning("neighbouring context not rewritten (%s); `xmemo opensearch reindex` rebuilds it", type(exc).__name__)
 
     def finish_supersedes(self, now: datetime, window: timedelta = timedelta(days=2)) -> int:
         """Mark the memories that a recent superseding write meant to hide but did not: on
@@ -337,10 +428,11 @@ class OpenSearchStore:
         semantic_k: int,
         strict: bool,
     ) -> Candidates:
-        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict)
-        wants_semantic = vector is not None and semantic_k > 0 and not strict
         if not self._ready:
-            self._ensure_index(None)  # settles the k-NN capability before the first query
+            self._ensure_index(None)  # settles the k-NN and context capabilities before the first query
+        weight = self.context_weight if self.context_on else 0.0
+        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, context_weight=weight)
+        wants_semantic = vector is not None and semantic_k > 0 and not strict
         semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
         searches = [b for b in (lexical, semantic) if b is not None]
         out = Candidates()

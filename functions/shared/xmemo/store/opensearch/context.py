@@ -1,0 +1,138 @@
+"""Neighbouring context on OpenSearch, as the SQLite store keeps it (`records.CONTEXT_GROUP`):
+a document's `context` holds the content of the memories just before and just after it in
+its group, so the tolerant query finds a turn like "Yes, twice last year" by the question
+its neighbour asked.
+
+With no transaction to lean on, the context is rewritten after the fact: every position
+that changed (a memory stored, a memory deleted) is looked up with two searches (two
+memories before it, two after, one `_msearch` for a whole batch), and the memories next
+to it get their context recomputed in one `_bulk` of partial updates. Two per side because
+a neighbour's own context needs its other neighbour too. `rebuild` recomputes every
+document's context in group order (after a migration, or to repair one)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from ...models import Memory
+from .. import records
+from . import queries as q
+
+WINDOW = 2  # memories fetched per side of a changed position
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a change happened in a context group. `doc_id` and `content` name the memory
+    now at that position (a stored one), or are None (a deleted one)."""
+
+    group: tuple[Any, ...]
+    created_at: datetime
+    reference: str
+    doc_id: str | None = None
+    content: str | None = None
+
+
+def stored_at(memory: Memory, doc_id: str) -> Position | None:
+    group = records.context_group(memory)
+    return None if group is None else Position(group, memory.created_at, memory.reference, doc_id, memory.content)
+
+
+def deleted_at(src: dict[str, Any]) -> Position | None:
+    """The position a document (its `_source`, with the group fields) leaves when deleted."""
+    if not records.has_context(src.get("location", ""), src.get("bucket", "")):
+        return None
+    group = tuple(src.get(name) for name in records.CONTEXT_GROUP)
+    created = datetime.fromisoformat(src["created_at"].replace("Z", "+00:00"))
+    return Position(group, created, src["reference"])
+
+
+def searches(positions: Sequence[Position]) -> list[dict[str, Any]]:
+    """The `_msearch` bodies: before and after each position, in that order."""
+    return [b for p in positions for b in q.neighbour_searches(p.group, p.created_at, p.reference, WINDOW)]
+
+
+def contexts(positions: Sequence[Position], answers: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Document id → its new context, from `searches`' answers. Every window is read
+    after all the batch's changes, so overlapping windows agree."""
+    out: dict[str, str] = {}
+    for n, pos in enumerate(positions):
+        before = [(h["_id"], h["_source"].get("content", "")) for h in answers[2 * n]["hits"]["hits"]]
+        after = [(h["_id"], h["_source"].get("content", "")) for h in answers[2 * n + 1]["hits"]["hits"]]
+        prev, prev2 = (before + [None, None])[:2]
+        nxt, nxt2 = (after + [None, None])[:2]
+        centre = (pos.doc_id, pos.content or "") if pos.doc_id else None
+        if centre:
+            out[centre[0]] = _text(prev, nxt)
+        if prev:
+            out[prev[0]] = _text(prev2, centre or nxt)
+        if nxt:
+            out[nxt[0]] = _text(centre or prev, nxt2)
+    return out
+
+
+def _text(*neighbours: tuple[str, str] | None) -> str:
+    return records.context_text([n[1] for n in neighbours if n is not None])
+
+
+# -- rebuilding every context ---------------------------------------------------------------
+REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content")
+
+
+def _in_group_order(search: Callable[[dict[str, Any]], list[dict[str, Any]]], page: int) -> Iterator[dict[str, Any]]:
+    after = None
+    while True:
+        hits = search(q.group_order(page, REBUILD_FIELDS, after))
+        yield from hits
+        if len(hits) < page:
+            return
+        after = hits[-1]["sort"]
+
+
+def _key(hit: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    return None if hit is None else tuple(hit["_source"].get(n) for n in records.CONTEXT_GROUP)
+
+
+def with_neighbours(hits: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each hit with its context, from a stream in group order."""
+    prev: dict[str, Any] | None = None
+    cur: dict[str, Any] | None = None
+    for nxt in itertools.chain(hits, [None]):
+        if cur is not None:
+            src = cur["_source"]
+            ctx = ""
+            if records.has_context(src.get("location", ""), src.get("bucket", "")):
+                around = [h for h in (prev, nxt) if h is not None and _key(h) == _key(cur)]
+                ctx = records.context_text([h["_source"].get("content", "") for h in around])
+            yield cur, ctx
+        prev, cur = cur, nxt
+
+
+def rebuild(
+    search: Callable[[dict[str, Any]], list[dict[str, Any]]],
+    bulk: Callable[[list[dict[str, Any]]], dict[str, Any]],
+    index: str,
+    embed: Callable[[list[str]], Sequence[Sequence[float]]] | None = None,
+    page: int = 500,
+) -> int:
+    """Recompute every document's context (and, with `embed`, its vector) in `index`;
+    the number of documents updated. `search` runs a `_search` body on `index` and returns
+    its hits; `bulk` sends `_bulk` lines and returns the answer."""
+    done = 0
+    stream = with_neighbours(_in_group_order(search, page))
+    while batch := list(itertools.islice(stream, page)):
+        vectors = embed([h["_source"].get("content", "") for h, _ in batch]) if embed else None
+        lines: list[dict[str, Any]] = []
+        for i, (hit, ctx) in enumerate(batch):
+            doc: dict[str, Any] = {"context": ctx}
+            if vectors is not None:
+                doc["embedding"] = [float(x) for x in vectors[i]]
+            lines += [{"update": {"_index": index, "_id": hit["_id"]}}, {"doc": doc}]
+        failed = [item for item in bulk(lines)["items"] if item["update"].get("status", 500) >= 300]
+        if failed:
+            raise RuntimeError(f"rebuilding contexts in {index}: {len(failed)} updates failed ({failed[0]['update'].get('error')})")
+        done += len(batch)
+    return done

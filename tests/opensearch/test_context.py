@@ -1,0 +1,147 @@
+"""Neighbouring context on the OpenSearch store (issue 13), on osmem-server: the embedded
+store's own behaviour tests run here unchanged, the stored contexts equal the embedded
+store's after the same writes, imports and deletes, and a migration from an index without
+the field fills every context in."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from opensearchpy import OpenSearch
+
+from tests.conftest import make_principal
+from tests.retrieval import test_neighbour_context as embedded
+from xmemo import text, tools
+from xmemo.config import Settings
+from xmemo.models import ForgetInput, RememberInput
+from xmemo.services import Services
+from xmemo.store.opensearch import OpenSearchStore
+from xmemo.store.opensearch.index import index_body
+from xmemo.store.opensearch.manage import IndexPlan, migrate
+from xmemo.store.sqlite import SQLiteStore
+from xmemo.transfer import export_memories, import_memories
+
+pytestmark = pytest.mark.integration
+
+
+def os_services(url: str, clock) -> Services:
+    settings = Settings(store="opensearch", opensearch_url=url, opensearch_knn=False, embedder="none")
+    return Services(settings, OpenSearchStore.from_settings(settings), None, clock)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        embedded.test_a_reply_is_found_by_the_question_it_answers,
+        embedded.test_strict_search_ignores_context,
+        embedded.test_forgetting_a_memory_removes_its_words_from_its_neighbours,
+        embedded.test_other_owners_memories_are_no_context,
+        embedded.test_temporary_neighbours_are_no_context_of_permanent_memories,
+        embedded.test_the_default_location_groups_nothing,
+    ],
+    ids=lambda case: case.__name__.removeprefix("test_"),
+)
+def test_the_embedded_stores_context_behaviour_holds_on_opensearch(case, osmem_clone, clock):
+    case(os_services(osmem_clone.url, clock))
+
+
+def test_forgetting_the_only_memory_of_a_location_leaves_nothing_to_update(osmem_clone, clock):
+    svc = os_services(osmem_clone.url, clock)
+    p = make_principal()
+    alone = embedded._say(svc, p, "Ann: a session of one line", location="chat/alone")
+    assert tools.forget(svc, p, ForgetInput(reference=alone)).deleted == 1
+    assert embedded._recall(svc, p, "session") == []
+
+
+def raw_contexts(svc: Services) -> dict[str, str]:
+    """reference → the `context` field as stored (read with a bare search, not the store's code)."""
+    store = svc.store
+    store.client.indices.refresh(index=store.alias)
+    hits = store.client.search(index=store.alias, body={"size": 1000, "query": {"match_all": {}}})["hits"]["hits"]
+    return {h["_source"]["reference"]: h["_source"].get("context", "") for h in hits}
+
+
+def sqlite_contexts(store: SQLiteStore) -> dict[str, str]:
+    rows = store._conn.execute("SELECT m.reference, f.context FROM memories m JOIN memories_fts f ON f.rowid = m.rowid")
+    return {reference: context for reference, context in rows}
+
+
+def test_stored_contexts_equal_the_embedded_stores_after_writes_imports_and_deletes(osmem_clone, clock, tmp_path):
+    """The same history on both stores (two speakers, two sessions, a temporary aside, a
+    note in the default location, a forget in the middle, a forget by filter, then the
+    whole thing imported for a second owner through `_bulk`) leaves every memory with the
+    same neighbours: the stems of the OpenSearch context are the SQLite context column."""
+    lite_settings = Settings(data_dir=tmp_path, embedder="none")
+    lite_store = SQLiteStore(tmp_path / "x.sqlite3")
+    stores = {"sqlite": Services(lite_settings, lite_store, None, clock), "opensearch": os_services(osmem_clone.url, clock)}
+    ann, bo = make_principal("ann"), make_principal("bo", teams=("crew",))
+    script = [
+        (ann, "Ann: Have you ever been to Lisbon?", "chat/1", False),
+        (ann, "Bo: Yes, twice last year, with my sister.", "chat/1", False),
+        (ann, "Ann: scratch, the door code is pistachio.", "chat/1", True),
+        (ann, "Ann: Which month was that?", "chat/1", False),
+        (ann, "Bo: May, for the jacaranda bloom.", "chat/1", False),
+        (ann, "Ann: The budget review is on Friday.", None, False),
+        (ann, "Ann: Another session starts here.", "chat/2", False),
+        (bo, "Bo: crew notes about the ferry timetable.", "chat/1", False),
+        (ann, "Ann: And the trams were yellow.", "chat/1", False),
+    ]
+    refs: dict[str, list[str]] = {name: [] for name in stores}
+    for name, svc in stores.items():
+        for who, content, location, temporary in script:
+            inp = RememberInput(content=content, location=location, temporary=temporary, team="crew" if who is bo else None)
+            refs[name].append(tools.remember(svc, who, inp).memory.reference)
+    for name, svc in stores.items():
+        tools.forget(svc, ann, ForgetInput(reference=refs[name][3]))  # "Which month was that?"
+        exported = io.StringIO()
+        export_memories(svc, ann, exported)
+        lines = [
+            line.replace('"owner:ann', '"owner:cy').replace('"ann"', '"cy"').replace('"mem_0', '"mem_1')  # new owner, new references
+            for line in exported.getvalue().splitlines()
+        ]
+        assert import_memories(svc, lines).stored >= 5
+
+    def by_content(name: str, contexts: dict[str, str], svc: Services) -> dict[tuple[str, str], list[str]]:
+        out = {}
+        for ref, ctx in contexts.items():
+            memory = svc.store.get(ref, _everything(svc, ref))
+            stems = ctx.split() if name == "sqlite" else text.stems(ctx)
+            out[(memory.owner, memory.content)] = sorted(stems)
+        return out
+
+    lite = by_content("sqlite", sqlite_contexts(lite_store), stores["sqlite"])
+    hosted = by_content("opensearch", raw_contexts(stores["opensearch"]), stores["opensearch"])
+    assert hosted == lite
+    yes = ("ann", "Bo: Yes, twice last year, with my sister.")
+    assert "lisbon" in hosted[yes] and "jacaranda" in hosted[yes]  # its neighbours since the forget
+    assert "pistachio" not in hosted[yes] and "month" not in hosted[yes]
+    assert hosted[("cy", yes[1])] == hosted[yes]  # imported in one `_bulk`, same neighbours
+    lite_store.close()
+
+
+def _everything(svc: Services, reference: str):
+    """A read filter that sees every holder of the test (the memory's own), temporary ones too."""
+    from xmemo.auth import ReadFilter
+
+    return ReadFilter(holders=frozenset({"owner:ann", "owner:cy", "team:crew"}), now=svc.clock(), include_temporary=True)
+
+
+def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, clock, caplog):
+    client = OpenSearch(hosts=[osmem_clone.url])
+    old = index_body(None)
+    del old["mappings"]["properties"]["context"]
+    old["mappings"]["_meta"] = {"xmemo_mapping_version": 1}
+    client.indices.create(index="xmemo-memories-v1", body={**old, "aliases": {"xmemo-memories": {}}})
+    svc = os_services(osmem_clone.url, clock)
+    p = make_principal()
+    with caplog.at_level("WARNING", logger="xmemo.store.opensearch"):
+        ask = embedded._say(svc, p, "Ann: Have you ever been to Lisbon?")
+        reply = embedded._say(svc, p, "Bo: Yes, twice last year.")
+        assert embedded._recall(svc, p, "Lisbon") == [ask]  # no context field: no neighbour's words
+    assert sum("no neighbouring-context field" in r.getMessage() for r in caplog.records) == 1
+    moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
+    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v1", "xmemo-memories-v2", 2, 2)
+    svc = os_services(osmem_clone.url, clock)  # a new process: the new index has the field
+    assert embedded._recall(svc, p, "Lisbon") == [ask, reply]
+    assert raw_contexts(svc) == {ask: "Bo: Yes, twice last year.", reply: "Ann: Have you ever been to Lisbon?"}
