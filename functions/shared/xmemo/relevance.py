@@ -11,7 +11,13 @@ never stored have little lift over anything; a real match stands out.
 Two thresholds use it (`RetrievalSettings`): `semantic_floor`, the lift a hit needs to
 count on semantic evidence, and `relevance_floor`, the lift the best hit needs before a
 memory that merely shares some query words counts (unless one memory holds every query
-term). So "a topic that was never saved" does not return whatever mentions a topic."""
+term). So "a topic that was never saved" does not return whatever mentions a topic.
+
+A query none of whose words the store has ever seen (the lexical leg finds nothing) has
+only semantic evidence, and the best of N chance lifts grows with N: on LoCoMo-sized
+stores random letter strings reached 0.072. Such a query is answered only when its best
+hit reaches `relevance_floor` (`semantic_floor_for`); one that shares any vocabulary
+with the store keeps `semantic_floor`, so real paraphrases are not lost."""
 
 from __future__ import annotations
 
@@ -52,3 +58,14 @@ def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: flo
     semantic leg sees something relevant (best lift at or above `floor`), when one memory
     holds every query term, or when there is no semantic leg to ask (`top_lift` None)."""
     return top_lift is None or top_lift >= floor or every_term_matched
+
+
+def semantic_floor_for(words_known: bool, top_lift: float | None, semantic_floor: float, relevance_floor: float) -> float:
+    """The lift a semantic hit needs for this query: `semantic_floor`, unless the store
+    knows none of the query's words and even its best hit stays below `relevance_floor`
+    (only chance similarity speaks for it): then `relevance_floor`, so nothing counts.
+    A query in another language than the memories it matches shares no word with them,
+    but its best hit clears `relevance_floor`, and its other hits keep `semantic_floor`."""
+    if words_known or top_lift is None or top_lift >= relevance_floor:
+        return semantic_floor
+    return max(semantic_floor, relevance_floor)
