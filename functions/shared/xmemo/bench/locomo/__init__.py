@@ -14,6 +14,7 @@ from . import data, multilingual
 from .._report import save
 from .report import markdown, plot, systems_dict
 from .evaluate import evaluate
+from .sweep import Sweep
 
 RETRIEVAL_SETTINGS = (
     "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
@@ -35,6 +36,11 @@ def register(sub) -> None:
         "--cache", type=Path,
         help="keep passage and query vectors in this folder between runs (quick experiments; latency then excludes query embedding)",
     )
+    p.add_argument(
+        "--sweep", action="store_true",
+        help="also ask every store's questions, foreign questions and nonsense under a grid of relevance floors, "
+        "and report the curve and the pair the default-choosing rule picks (slower)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -44,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
     conversations = data.load(args.data)[: args.conversations]
     progress = not args.no_progress
-    outcome = evaluate(conversations, settings, embedder, progress=progress, label="locomo", cache_dir=args.cache)
+    sweep = Sweep() if args.sweep else None
+    outcome = evaluate(
+        conversations, settings, embedder, progress=progress, label="locomo", cache_dir=args.cache, sweep=sweep
+    )
     report = {
         "questions": outcome.questions,
         "systems": systems_dict(outcome),
@@ -62,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if args.multilingual and args.multilingual.exists():
         corpus = multilingual.load(args.multilingual)
         multi = evaluate(
-            [corpus], settings, embedder, progress=progress, label="multilingual", cache_dir=args.cache, abstention=False
+            [corpus], settings, embedder, progress=progress, label="multilingual", cache_dir=args.cache, abstention=False,
+            sweep=sweep,
         )
         report["multilingual"] = {
             "questions": multi.questions,
@@ -71,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         }
     elif args.multilingual:
         print(f"multilingual check skipped: {args.multilingual} not found", file=sys.stderr)
+    if sweep is not None:
+        report["sweep"] = sweep.summary()
     text = markdown(report)
     print(text)
     if args.out:

@@ -60,6 +60,9 @@ def markdown(report: dict[str, Any]) -> str:
             "store, nonsense = random letters):\n\n"
             + markdown_table(["asked", "questions", "empty share"], [[k, v["questions"], f"{v['empty_share']:.3f}"] for k, v in abst.items()])
         )
+    sweep = report.get("sweep")
+    if sweep:
+        parts.append(_sweep_markdown(sweep, report.get("settings", {})))
     multi = report.get("multilingual")
     if multi:
         rows = []
@@ -77,6 +80,32 @@ def markdown(report: dict[str, Any]) -> str:
         "figures from a 2-core machine shared with other work (latency is noisy).\n"
     )
     return "".join(parts)
+
+
+def _sweep_markdown(sweep: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The floors' curve, the pair the rule chose and whether it is this run's setting."""
+    recalls = [k for k in sweep["rows"][0] if "_recall@" in k]
+    rows = [
+        [
+            "off" if r["semantic_floor"] < 0 else r["semantic_floor"],
+            "off" if r["relevance_floor"] < 0 else r["relevance_floor"],
+            *(f"{r[k]:.4f}" for k in recalls), f"{r['foreign_empty']:.3f}", f"{r['nonsense_empty']:.3f}",
+        ]
+        for r in sweep["rows"]
+    ]
+    chosen = sweep["chosen"]
+    current = {k: settings.get(k) for k in ("semantic_floor", "relevance_floor")}
+    verdict = (
+        "no pair qualifies" if chosen is None
+        else f"chosen: semantic floor {chosen['semantic_floor']}, relevance floor {chosen['relevance_floor']} "
+        + ("(this run's setting)" if chosen == current else f"(this run used {current['semantic_floor']}, {current['relevance_floor']})")
+    )
+    return (
+        f"\nRelevance floors swept (`--sweep`; rule: nonsense empty 1.000, LoCoMo recall@10 at most {sweep['max_recall_loss']} "
+        "and French/Korean recall@5 nothing below floors off, then the most foreign questions empty):\n\n"
+        + markdown_table(["semantic floor", "relevance floor", *(k.replace("_", " ") for k in recalls), "foreign empty", "nonsense empty"], rows)
+        + f"\n{verdict}\n"
+    )
 
 
 def plot(report: dict[str, Any], path: Path) -> None:
