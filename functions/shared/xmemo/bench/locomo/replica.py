@@ -179,6 +179,25 @@ def main() -> None:
         r = [(q["category"], recall10(q, fn(q))) for q in questions]
         by = [np.mean([v for c, v in r if c == cat]) for cat in cats]
         print(f"| {name} | {np.mean([v for _, v in r]):.4f} | " + " | ".join(f"{b:.3f}" for b in by) + " |", flush=True)
+    print("\nWhere `recall` ranks the evidence turns, by category (share of evidence turns):\n")
+    print("| category | evidence turns | top 10 | 10-59 | 60 or later | not a candidate |\n|---|---|---|---|---|---|")
+    for cat in cats:
+        ranks = [where(q, ranked(fused(q))) for q in questions if q["category"] == cat]
+        ranks = np.array([r for rs in ranks for r in rs])
+        shares = [(ranks < 10), (ranks >= 10) & (ranks < 60), (ranks >= 60) & (ranks < NOWHERE), ranks == NOWHERE]
+        print(f"| {cat} | {len(ranks)} | " + " | ".join(f"{x.mean():.3f}" for x in shares) + " |")
+
+
+NOWHERE = 10**9
+
+
+def where(q: dict, order: list[int]) -> list[int]:
+    """Each evidence turn's position in `order` (NOWHERE: not among the candidates)."""
+    pos: dict[str, int] = {}
+    for p, i in enumerate(order):
+        for d in q["turns"][i]:
+            pos.setdefault(d, p)
+    return [pos.get(e, NOWHERE) for e in q["evidence"]]
 
 
 if __name__ == "__main__":
