@@ -16,7 +16,7 @@ term). So "a topic that was never saved" does not return whatever mentions a top
 A query none of whose words the store has ever seen (the lexical leg finds nothing) has
 only semantic evidence, and the best of N chance lifts grows with N: on LoCoMo-sized
 stores random letter strings reached 0.072. Such a query is answered only when its best
-hit reaches `relevance_floor` (`semantic_floor_for`); one that shares any vocabulary
+hit reaches `unknown_words_floor` (`semantic_floor_for`); one that shares any vocabulary
 with the store keeps `semantic_floor`, so real paraphrases are not lost."""
 
 from __future__ import annotations
@@ -60,12 +60,13 @@ def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: flo
     return top_lift is None or top_lift >= floor or every_term_matched
 
 
-def semantic_floor_for(words_known: bool, top_lift: float | None, semantic_floor: float, relevance_floor: float) -> float:
+def semantic_floor_for(words_known: bool, top_lift: float | None, semantic_floor: float, unknown_words_floor: float) -> float:
     """The lift a semantic hit needs for this query: `semantic_floor`, unless the store
-    knows none of the query's words and even its best hit stays below `relevance_floor`
-    (only chance similarity speaks for it): then `relevance_floor`, so nothing counts.
-    A query in another language than the memories it matches shares no word with them,
-    but its best hit clears `relevance_floor`, and its other hits keep `semantic_floor`."""
-    if words_known or top_lift is None or top_lift >= relevance_floor:
+    knows none of the query's words and even its best hit stays below
+    `unknown_words_floor` (only chance similarity speaks for it): then that floor, so
+    nothing counts. A query with typos or in another language than the memories it
+    matches shares no word with them, but its best hit clears that floor, and its other
+    hits keep `semantic_floor`."""
+    if words_known or top_lift is None or top_lift >= unknown_words_floor:
         return semantic_floor
-    return max(semantic_floor, relevance_floor)
+    return max(semantic_floor, unknown_words_floor)

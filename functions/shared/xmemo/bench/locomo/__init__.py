@@ -18,7 +18,7 @@ from .sweep import Sweep
 
 RETRIEVAL_SETTINGS = (
     "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
-    "semantic_floor", "relevance_floor", "diversity_threshold", "min_useful_tokens",
+    "semantic_floor", "relevance_floor", "unknown_words_floor", "diversity_threshold", "min_useful_tokens",
 )
 
 
@@ -39,11 +39,11 @@ def register(sub) -> None:
     p.add_argument(
         "--sweep", action="store_true",
         help="also ask every store's questions, foreign questions and nonsense under a grid of relevance floors, "
-        "and report the curve and the pair the default-choosing rule picks (slower)",
+        "and report the curve and the floors the default-choosing rule picks (slower)",
     )
     p.add_argument(
         "--seeds", type=Path, default=multilingual.SEEDS_PATH,
-        help="with --sweep, the small store whose questions every pair must still answer (default: %(default)s)",
+        help="with --sweep, the small store whose questions the chosen floors must still answer (default: %(default)s)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

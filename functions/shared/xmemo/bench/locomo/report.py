@@ -8,6 +8,7 @@ from typing import Any
 from .._report import latency_summary, markdown_table
 from .metrics import BUDGETS, KS
 from .evaluate import Outcome
+from .sweep import FLOORS
 
 SYSTEM_ORDER = ("xmemo", "bm25", "dense")
 
@@ -83,27 +84,27 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def _sweep_markdown(sweep: dict[str, Any], settings: dict[str, Any]) -> str:
-    """The floors' curve, the pair the rule chose and whether it is this run's setting."""
+    """The floors' curve, the row the rule chose and whether it is this run's setting."""
     recalls = [k for k in sweep["rows"][0] if "_recall@" in k]
     rows = [
         [
-            "off" if r["semantic_floor"] < 0 else r["semantic_floor"],
-            "off" if r["relevance_floor"] < 0 else r["relevance_floor"],
+            *("off" if r[name] < 0 else r[name] for name in FLOORS),
             *(f"{r[k]:.4f}" for k in recalls), f"{r['foreign_empty']:.3f}", f"{r['nonsense_empty']:.3f}",
         ]
         for r in sweep["rows"]
     ]
     chosen = sweep["chosen"]
-    current = {k: settings.get(k) for k in ("semantic_floor", "relevance_floor")}
+    current = {name: settings.get(name) for name in FLOORS}
     verdict = (
-        "no pair qualifies" if chosen is None
-        else f"chosen: semantic floor {chosen['semantic_floor']}, relevance floor {chosen['relevance_floor']} "
-        + ("(this run's setting)" if chosen == current else f"(this run used {current['semantic_floor']}, {current['relevance_floor']})")
+        "no row qualifies" if chosen is None
+        else "chosen: " + ", ".join(f"{name} {value}" for name, value in chosen.items())
+        + (" (this run's setting)" if chosen == current else " (this run used " + ", ".join(map(str, current.values())) + ")")
     )
     return (
         f"\nRelevance floors swept (`--sweep`; rule: nonsense empty 1.000, LoCoMo recall@10 at most {sweep['max_recall_loss']} "
-        "and French/Korean recall@5 nothing below floors off, then the most foreign questions empty):\n\n"
-        + markdown_table(["semantic floor", "relevance floor", *(k.replace("_", " ") for k in recalls), "foreign empty", "nonsense empty"], rows)
+        "below floors off and the French/Korean recall@5 and the seeds' recall@3 nothing, then the most foreign "
+        "questions empty):\n\n"
+        + markdown_table([*(n.replace("_", " ") for n in FLOORS), *(k.replace("_", " ") for k in recalls), "foreign empty", "nonsense empty"], rows)
         + f"\n{verdict}\n"
     )
 

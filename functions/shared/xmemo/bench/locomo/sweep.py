@@ -1,13 +1,14 @@
 """The curve the default relevance floors are chosen from (`xmemo bench locomo --sweep`):
-for each pair of floors in a grid, recall of each corpus's own questions (LoCoMo at 10,
-the French/Korean check at 5) and the share of foreign questions and nonsense that
-`recall` answers with nothing. Each store is asked every query once per pair, through
-the real `recall` with that pair's settings; each query is embedded once for the grid.
+for each row of floors in a grid (semantic, relevance, unknown words), recall of each
+corpus's own questions (LoCoMo at 10, the French/Korean check at 5, the seeds' small
+store at 3) and the share of foreign questions and nonsense that `recall` answers with
+nothing. Each store is asked every query once per row, through
+the real `recall` with that row's settings; each query is embedded once for the grid.
 
 The choice rule, applied to the summed curve: nonsense must be empty every time (on the
 LoCoMo stores and the seeds' small one), LoCoMo recall@10 may lose at most
 `MAX_RECALL_LOSS`, and the French/Korean recall@5 and the seeds' recall@3 nothing,
-against the floors switched off (the first row); among the pairs that qualify, the one
+against the floors switched off (the first row); among the rows that qualify, the one
 that answers the most foreign questions with nothing (then the higher recall@10) wins."""
 
 from __future__ import annotations
@@ -17,17 +18,20 @@ from typing import Any, Callable, Sequence
 
 from .metrics import recall_at_k
 
-# (semantic_floor, relevance_floor); (-1, -1) switches abstention off: the reference row
-GRID: tuple[tuple[float, float], ...] = (
-    (-1.0, -1.0),
-    (0.06, 0.09),
-    (0.065, 0.09),
-    (0.07, 0.08),
-    (0.07, 0.09),
-    (0.07, 0.10),
-    (0.075, 0.09),
-    (0.08, 0.09),
-    (0.08, 0.10),
+FLOORS = ("semantic_floor", "relevance_floor", "unknown_words_floor")
+# one value per name of FLOORS; all -1 switches abstention off: the reference row
+GRID: tuple[tuple[float, float, float], ...] = (
+    (-1.0, -1.0, -1.0),
+    (0.065, 0.09, 0.08),
+    (0.07, 0.08, 0.08),
+    (0.07, 0.09, 0.07),
+    (0.07, 0.09, 0.075),
+    (0.07, 0.09, 0.08),
+    (0.07, 0.09, 0.085),
+    (0.07, 0.09, 0.09),
+    (0.07, 0.10, 0.08),
+    (0.075, 0.09, 0.08),
+    (0.08, 0.10, 0.08),
 )
 MAX_RECALL_LOSS = 0.01
 K = {"locomo": 10, "multilingual": 5, "seeds": 3}  # the recall each corpus is held to
@@ -42,24 +46,24 @@ class _Row:
 
 @dataclass
 class Sweep:
-    grid: Sequence[tuple[float, float]] = GRID
-    rows: dict[tuple[float, float], _Row] = field(default_factory=dict)
+    grid: Sequence[tuple[float, ...]] = GRID
+    rows: dict[tuple[float, ...], _Row] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.rows = {pair: _Row() for pair in self.grid}
+        self.rows = {floors: _Row() for floors in self.grid}
 
     def ask(
         self, system, corpus: str, own: Sequence, foreign: Sequence[str], nonsense: Sequence[str], forget: Callable[[str], None]
     ) -> None:
-        """Every query of one store (`system`: an `XMemoSystem` of `corpus`) under every pair."""
+        """Every query of one store (`system`: an `XMemoSystem` of `corpus`) under every row."""
         base = system.svc.retrieval
         k = K[corpus]
         try:
             for kind, queries in (("own", own), ("foreign", foreign), ("nonsense", nonsense)):
                 for q in queries:
                     text = q.text if kind == "own" else q
-                    for pair, row in self.rows.items():
-                        system.svc.retrieval = base.model_copy(update={"semantic_floor": pair[0], "relevance_floor": pair[1]})
+                    for floors, row in self.rows.items():
+                        system.svc.retrieval = base.model_copy(update=dict(zip(FLOORS, floors)))
                         ranked = system.recall(text, k, timed=False)
                         if kind == "own":
                             row.recall.setdefault(corpus, []).append(recall_at_k(ranked, q.evidence, k))
@@ -73,18 +77,17 @@ class Sweep:
     def summary(self) -> dict[str, Any]:
         rows = [
             {
-                "semantic_floor": pair[0],
-                "relevance_floor": pair[1],
+                **dict(zip(FLOORS, floors)),
                 **{f"{corpus}_recall@{K[corpus]}": round(sum(v) / len(v), 4) for corpus, v in r.recall.items() if v},
                 **{f"{kind}_empty": round(r.empty[kind] / r.asked[kind], 3) if r.asked[kind] else 0.0 for kind in r.asked},
             }
-            for pair, r in self.rows.items()
+            for floors, r in self.rows.items()
         ]
         return {"rows": rows, "chosen": choose(rows), "max_recall_loss": MAX_RECALL_LOSS}
 
 
 def choose(rows: Sequence[dict[str, Any]], max_loss: float = MAX_RECALL_LOSS) -> dict[str, float] | None:
-    """The pair the rule picks (module docstring); None if no pair qualifies."""
+    """The floors the rule picks (module docstring); None if no row qualifies."""
     main, kept = "locomo_recall@10", ("multilingual_recall@5", "seeds_recall@3")
     ref = rows[0]
 
@@ -99,4 +102,4 @@ def choose(rows: Sequence[dict[str, Any]], max_loss: float = MAX_RECALL_LOSS) ->
     if not fit:
         return None
     best = max(fit, key=lambda r: (r["foreign_empty"], r[main]))
-    return {"semantic_floor": best["semantic_floor"], "relevance_floor": best["relevance_floor"]}
+    return {name: best[name] for name in FLOORS}
