@@ -32,6 +32,12 @@ def test_ties_go_to_the_higher_recall_and_nothing_may_qualify():
     assert choose([_row(-1, -1, 0.7, 0, 0), _row(0.07, 0.09, 0.7, 0.3, 0.95)]) is None
 
 
+def test_a_plateau_is_left_by_its_middle():
+    rows = [_row(-1, -1, 0.70, 0.0, 0.0)] + [_row(0.07, 0.09, 0.70, 0.3, 1.0, uf=uf) for uf in (0.085, 0.075, 0.08)]
+    assert choose(rows)["unknown_words_floor"] == 0.08
+    assert choose(rows[:3])["unknown_words_floor"] == 0.075  # two tied: the lower middle
+
+
 def test_no_loss_on_the_french_korean_set_is_allowed():
     rows = [_row(-1, -1, 0.70, 0.0, 0.0), _row(0.07, 0.09, 0.70, 0.3, 1.0), _row(0.08, 0.1, 0.70, 0.5, 1.0, multi=0.987)]
     assert choose(rows) == {"semantic_floor": 0.07, "relevance_floor": 0.09, "unknown_words_floor": 0.08}
@@ -42,4 +48,10 @@ def test_no_loss_on_the_french_korean_set_is_allowed():
 def test_the_small_store_may_lose_nothing():
     rows = [_row(-1, -1, 0.70, 0.0, 0.0), _row(0.07, 0.09, 0.70, 0.3, 1.0), _row(0.08, 0.1, 0.70, 0.5, 1.0)]
     rows[0]["seeds_recall@3"], rows[1]["seeds_recall@3"], rows[2]["seeds_recall@3"] = 1.0, 1.0, 0.714
+    assert choose(rows) == {"semantic_floor": 0.07, "relevance_floor": 0.09, "unknown_words_floor": 0.08}
+
+
+def test_the_middle_is_taken_floor_by_floor():
+    plateau = [(0.07, 0.08, 0.08), (0.07, 0.09, 0.075), (0.07, 0.09, 0.08), (0.07, 0.09, 0.085)]
+    rows = [_row(-1, -1, 0.70, 0.0, 0.0)] + [_row(sf, rf, 0.70, 0.3, 1.0, uf=uf) for sf, rf, uf in plateau]
     assert choose(rows) == {"semantic_floor": 0.07, "relevance_floor": 0.09, "unknown_words_floor": 0.08}

@@ -9,7 +9,10 @@ The choice rule, applied to the summed curve: nonsense must be empty every time 
 LoCoMo stores and the seeds' small one), LoCoMo recall@10 may lose at most
 `MAX_RECALL_LOSS`, and the French/Korean recall@5 and the seeds' recall@3 nothing,
 against the floors switched off (the first row); among the rows that qualify, the one
-that answers the most foreign questions with nothing (then the higher recall@10) wins."""
+that answers the most foreign questions with nothing (then the higher recall@10) wins.
+Rows equal on both form a plateau (floors that change nothing measured); the tied row
+nearest to each floor's median over the plateau (the lower median when even) is chosen,
+so the default keeps room on both sides instead of sitting at the plateau's edge."""
 
 from __future__ import annotations
 
@@ -101,5 +104,8 @@ def choose(rows: Sequence[dict[str, Any]], max_loss: float = MAX_RECALL_LOSS) ->
     fit = [r for r in rows[1:] if fits(r)]
     if not fit:
         return None
-    best = max(fit, key=lambda r: (r["foreign_empty"], r[main]))
+    top = max((r["foreign_empty"], r[main]) for r in fit)
+    tied = [r for r in fit if (r["foreign_empty"], r[main]) == top]
+    middle = {n: sorted(r[n] for r in tied)[(len(tied) - 1) // 2] for n in FLOORS}  # each floor's (lower) median
+    best = min(tied, key=lambda r: sum(abs(r[n] - middle[n]) for n in FLOORS))  # the middle of a plateau, not its edge
     return {name: best[name] for name in FLOORS}
