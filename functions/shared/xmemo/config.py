@@ -249,7 +249,8 @@ class RetrievalSettings(_Group):
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs when the store knows none of the query's words (typos, another "
-        "language, nonsense); below it nothing is returned. Chosen with `xmemo bench locomo --sweep`.",
+        "language, nonsense) and the caller sees at least `semantic_candidates` memories; below it nothing is "
+        "returned. Chosen with `xmemo bench locomo --sweep`.",
     )
     diversity_threshold: float = Field(
         0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."

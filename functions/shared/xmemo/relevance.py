@@ -15,9 +15,11 @@ term). So "a topic that was never saved" does not return whatever mentions a top
 
 A query none of whose words the store has ever seen (the lexical leg finds nothing) has
 only semantic evidence, and the best of N chance lifts grows with N: on LoCoMo-sized
-stores random letter strings reached 0.072. Such a query is answered only when its best
-hit reaches `unknown_words_floor` (`semantic_floor_for`); one that shares any vocabulary
-with the store keeps `semantic_floor`, so real paraphrases are not lost."""
+stores random letter strings reached 0.072, as much as a real paraphrase in a store of
+one memory (0.073). So in a store at least as large as the semantic leg's candidate
+list, such a query is answered only when its best hit reaches `unknown_words_floor`
+(`semantic_floor_for`); a query that shares any vocabulary with the store, or asks a
+smaller one, keeps `semantic_floor`, so real paraphrases are not lost."""
 
 from __future__ import annotations
 
@@ -60,13 +62,16 @@ def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: flo
     return top_lift is None or top_lift >= floor or every_term_matched
 
 
-def semantic_floor_for(words_known: bool, top_lift: float | None, semantic_floor: float, unknown_words_floor: float) -> float:
+def semantic_floor_for(
+    words_known: bool, top_lift: float | None, crowded: bool, semantic_floor: float, unknown_words_floor: float
+) -> float:
     """The lift a semantic hit needs for this query: `semantic_floor`, unless the store
-    knows none of the query's words and even its best hit stays below
-    `unknown_words_floor` (only chance similarity speaks for it): then that floor, so
-    nothing counts. A query with typos or in another language than the memories it
-    matches shares no word with them, but its best hit clears that floor, and its other
-    hits keep `semantic_floor`."""
-    if words_known or top_lift is None or top_lift >= unknown_words_floor:
+    knows none of the query's words, is `crowded` (the caller sees at least as many
+    memories as the semantic leg fetches, so chance alone lifts some hit high) and even
+    the best hit stays below `unknown_words_floor`: then that floor, so nothing counts.
+    A query with typos or in another language than the memories it matches shares no
+    word with them, but its best hit clears that floor, and its other hits keep
+    `semantic_floor`; in a small store the semantic floor alone holds."""
+    if words_known or top_lift is None or not crowded or top_lift >= unknown_words_floor:
         return semantic_floor
     return max(semantic_floor, unknown_words_floor)

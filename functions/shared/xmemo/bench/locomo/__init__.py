@@ -42,8 +42,9 @@ def register(sub) -> None:
         "and report the curve and the floors the default-choosing rule picks (slower)",
     )
     p.add_argument(
-        "--seeds", type=Path, default=multilingual.SEEDS_PATH,
-        help="with --sweep, the small store whose questions the chosen floors must still answer (default: %(default)s)",
+        "--seeds", type=Path, nargs="+", default=list(multilingual.SEEDS_PATHS),
+        help="with --sweep, small stores (one per file) whose questions the chosen floors must still answer "
+        "(default: %(default)s)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -85,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
         }
     elif args.multilingual:
         print(f"multilingual check skipped: {args.multilingual} not found", file=sys.stderr)
-    if sweep is not None and args.seeds.exists():  # the small store the floors must not fail
-        seeds = multilingual.load(args.seeds, "seeds", grouped=False)
-        evaluate([seeds], settings, embedder, progress=progress, label="seeds", cache_dir=args.cache, sweep=sweep)
+    seeds = [multilingual.load(path, "seeds", grouped=False) for path in args.seeds if path.exists()]
+    if sweep is not None and seeds:  # the small stores the floors must not fail
+        evaluate(seeds, settings, embedder, progress=progress, label="seeds", cache_dir=args.cache, sweep=sweep)
     if sweep is not None:
         report["sweep"] = sweep.summary()
     text = markdown(report)

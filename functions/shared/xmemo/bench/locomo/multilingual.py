@@ -1,7 +1,7 @@
 """The small corpora run next to LoCoMo, read as one more conversation each so the same
 paths score them: the French/Korean check (`tests/data/multilingual.json`, memories
-grouped in a location per language) and the seeds' store of fourteen notes
-(`tests/data/seeds.json`, in the default location, as an agent's unrelated notes).
+grouped in a location per language) and the small stores the relevance floors are held
+to (`tests/data/seeds*.json`, in the default location, as an agent's unrelated notes).
 
 Format: `{"memories": [{"id", "lang", "content"}], "questions": [{"lang", "query",
 "expected": [ids]}]}`; a question's `lang` is its category in the report."""
@@ -15,7 +15,7 @@ from pathlib import Path
 from .data import Conversation, Question, Turn
 
 DEFAULT_PATH = Path("tests/data/multilingual.json")
-SEEDS_PATH = Path("tests/data/seeds.json")
+SEEDS_PATHS = (Path("tests/data/seeds.json"), Path("tests/data/seeds-single.json"))
 _START = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 

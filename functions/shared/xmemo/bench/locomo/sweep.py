@@ -1,12 +1,12 @@
 """The curve the default relevance floors are chosen from (`xmemo bench locomo --sweep`):
 for each row of floors in a grid (semantic, relevance, unknown words), recall of each
 corpus's own questions (LoCoMo at 10, the French/Korean check at 5, the seeds' small
-store at 3) and the share of foreign questions and nonsense that `recall` answers with
+stores at 3) and the share of foreign questions and nonsense that `recall` answers with
 nothing. Each store is asked every query once per row, through
 the real `recall` with that row's settings; each query is embedded once for the grid.
 
 The choice rule, applied to the summed curve: nonsense must be empty every time (on the
-LoCoMo stores and the seeds' small one), LoCoMo recall@10 may lose at most
+LoCoMo stores and the seeds' small ones), LoCoMo recall@10 may lose at most
 `MAX_RECALL_LOSS`, and the French/Korean recall@5 and the seeds' recall@3 nothing,
 against the floors switched off (the first row); among the rows that qualify, the one
 that answers the most foreign questions with nothing (then the higher recall@10) wins.
