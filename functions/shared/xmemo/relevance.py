@@ -11,7 +11,15 @@ never stored have little lift over anything; a real match stands out.
 Two thresholds use it (`RetrievalSettings`): `semantic_floor`, the lift a hit needs to
 count on semantic evidence, and `relevance_floor`, the lift the best hit needs before a
 memory that merely shares some query words counts (unless one memory holds every query
-term). So "a topic that was never saved" does not return whatever mentions a topic."""
+term). So "a topic that was never saved" does not return whatever mentions a topic.
+
+A query none of whose words the store has ever seen (the lexical leg finds nothing) has
+only semantic evidence, and the best of N chance lifts grows with N: on LoCoMo-sized
+stores random letter strings reached 0.072, as much as a real paraphrase in a store of
+one memory (0.073). So in a store at least as large as the semantic leg's candidate
+list, such a query is answered only when its best hit reaches `unknown_words_floor`
+(`semantic_floor_for`); a query that shares any vocabulary with the store, or asks a
+smaller one, keeps `semantic_floor`, so real paraphrases are not lost."""
 
 from __future__ import annotations
 
@@ -64,3 +72,18 @@ def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: flo
     semantic leg sees something relevant (best lift at or above `floor`), when one memory
     holds every query term, or when there is no semantic leg to ask (`top_lift` None)."""
     return top_lift is None or top_lift >= floor or every_term_matched
+
+
+def semantic_floor_for(
+    words_known: bool, top_lift: float | None, crowded: bool, semantic_floor: float, unknown_words_floor: float
+) -> float:
+    """The lift a semantic hit needs for this query: `semantic_floor`, unless the store
+    knows none of the query's words, is `crowded` (the caller sees at least as many
+    memories as the semantic leg fetches, so chance alone lifts some hit high) and even
+    the best hit stays below `unknown_words_floor`: then that floor, so nothing counts.
+    A query with typos or in another language than the memories it matches shares no
+    word with them, but its best hit clears that floor, and its other hits keep
+    `semantic_floor`; in a small store the semantic floor alone holds."""
+    if words_known or top_lift is None or not crowded or top_lift >= unknown_words_floor:
+        return semantic_floor
+    return max(semantic_floor, unknown_words_floor)

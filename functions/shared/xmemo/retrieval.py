@@ -44,14 +44,22 @@ class Plan:
         }
 
 
-def fuse(cands: Candidates, settings: RetrievalSettings, baseline: float = 0.0, lexical_trusted: bool = True) -> list[Ranked]:
+def fuse(
+    cands: Candidates,
+    settings: RetrievalSettings,
+    baseline: float = 0.0,
+    lexical_trusted: bool = True,
+    floor: float | None = None,
+) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
     evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
     to unrelated text, `xmemo.relevance`); a hit the lexical leg found counts on its own
     only when `lexical_trusted`. So unrelated memories are not returned, and a query
-    about nothing stored gets nothing."""
+    about nothing stored gets nothing. `floor` replaces `semantic_floor` for this query
+    (`relevance.semantic_floor_for`)."""
+    floor = settings.semantic_floor if floor is None else floor
     lift = {h.memory.reference: h.score - baseline for h in cands.semantic}
-    lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -2.0) >= settings.semantic_floor]
+    lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -2.0) >= floor]
     by_ref: dict[str, Ranked] = {}
     for rank, hit in enumerate(lexical, 1):
         r = by_ref.setdefault(hit.memory.reference, Ranked(hit.memory, 0.0))
@@ -60,7 +68,7 @@ def fuse(cands: Candidates, settings: RetrievalSettings, baseline: float = 0.0, 
     for rank, hit in enumerate(cands.semantic, 1):
         r = by_ref.get(hit.memory.reference)
         if r is None:
-            if hit.score - baseline < settings.semantic_floor:
+            if hit.score - baseline < floor:
                 continue
             r = by_ref[hit.memory.reference] = Ranked(hit.memory, 0.0)
         r.semantic_rank = rank

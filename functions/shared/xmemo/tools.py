@@ -148,13 +148,16 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     if top_lift is not None and top_lift < s.relevance_floor:  # only weak queries pay for this look
         every_term = bool(svc.store.search(inp.query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
-    ranked = fuse(cands, s, base, lexical_trusted=trusted)
+    crowded = len(cands.semantic) >= s.semantic_candidates
+    floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
+    ranked = fuse(cands, s, base, lexical_trusted=trusted, floor=floor)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
             "embedder": svc.embedder.name if svc.embedder is not None else "none",
             "candidates": len(cands.semantic),
-            "floor": s.semantic_floor,
+            "floor": floor,
+            "words_known": bool(cands.lexical),
             "baseline": round(base, 4),
             "top_lift": None if top_lift is None else round(top_lift, 4),
             **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),

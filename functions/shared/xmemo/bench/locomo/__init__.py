@@ -17,10 +17,11 @@ from . import data, multilingual, stores
 from .._report import save
 from .report import markdown, plot, systems_dict
 from .evaluate import evaluate
+from .sweep import Sweep
 
 RETRIEVAL_SETTINGS = (
     "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
-    "semantic_floor", "relevance_floor", "diversity_threshold", "min_useful_tokens",
+    "semantic_floor", "relevance_floor", "unknown_words_floor", "diversity_threshold", "min_useful_tokens",
 )
 
 
@@ -37,6 +38,16 @@ def register(sub) -> None:
     p.add_argument(
         "--cache", type=Path,
         help="keep passage and query vectors in this folder between runs (quick experiments; latency then excludes query embedding)",
+    )
+    p.add_argument(
+        "--sweep", action="store_true",
+        help="also ask every store's questions, foreign questions and nonsense under a grid of relevance floors, "
+        "and report the curve and the floors the default-choosing rule picks (slower)",
+    )
+    p.add_argument(
+        "--seeds", type=Path, nargs="+", default=list(multilingual.SEEDS_PATHS),
+        help="with --sweep, small stores (one per file) whose questions the chosen floors must still answer "
+        "(default: %(default)s)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--store", choices=["sqlite", "opensearch"], default="sqlite", help="the store under test (default: sqlite)")
@@ -76,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
 def measure(args, conversations, settings: Settings, embedder, store, label: str) -> dict:
     """The main run on the store under test (`store` makes each conversation's; None: SQLite)."""
     progress = not args.no_progress
-    outcome = evaluate(conversations, settings, embedder, progress=progress, label="locomo", cache_dir=args.cache, store=store)
+    sweep = Sweep() if args.sweep else None
+    outcome = evaluate(
+        conversations, settings, embedder, progress=progress, label="locomo", cache_dir=args.cache, store=store,
+        sweep=sweep,
+    )
     if store is not None:
         semantic = store.semantic()
     else:
@@ -101,7 +116,7 @@ def measure(args, conversations, settings: Settings, embedder, store, label: str
         corpus = multilingual.load(args.multilingual)
         multi = evaluate(
             [corpus], settings, embedder, progress=progress, label="multilingual", cache_dir=args.cache, abstention=False,
-            store=store,
+            store=store, sweep=sweep,
         )
         report["multilingual"] = {
             "questions": multi.questions,
@@ -110,6 +125,11 @@ def measure(args, conversations, settings: Settings, embedder, store, label: str
         }
     elif args.multilingual:
         print(f"multilingual check skipped: {args.multilingual} not found", file=sys.stderr)
+    seeds = [multilingual.load(path, "seeds", grouped=False) for path in args.seeds if path.exists()]
+    if sweep is not None and seeds:  # the small stores the floors must not fail
+        evaluate(seeds, settings, embedder, progress=progress, label="seeds", cache_dir=args.cache, store=store, sweep=sweep)
+    if sweep is not None:
+        report["sweep"] = sweep.summary()
     return report
 
 

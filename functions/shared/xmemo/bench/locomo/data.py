@@ -23,7 +23,7 @@ class Turn:
 
     dia_id: str
     content: str
-    location: str
+    location: str | None  # None: the default location
     at: datetime  # LoCoMo: the session date plus one second per turn, so turns keep their order
 
 

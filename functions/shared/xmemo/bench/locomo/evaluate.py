@@ -17,6 +17,7 @@ from .abstention import FOREIGN_PER_CONVERSATION, NONSENSE_PER_CONVERSATION, Abs
 from .baselines import BM25Baseline, DenseBaseline, pack_ranked
 from .data import Conversation
 from .metrics import BUDGETS, KS, SystemScores
+from .sweep import Sweep
 from .system import VectorCache, XMemoSystem
 
 MAX_ITEMS = 50  # recall_context's upper bound: the budget, not the item count, limits the pack
@@ -47,13 +48,15 @@ def evaluate(
     cache_dir: Path | None = None,
     abstention: bool = True,
     store: Callable[[Path], MemoryStore] | None = None,
+    sweep: Sweep | None = None,
 ) -> Outcome:
     """Run XMemo and the baselines over `conversations` (each in a fresh store).
 
     Latency: every `recall` pays for its query embedding, and so does the first
     `recall_context` of each question (at the default budget, timed); the other budgets
     reuse that vector and are not timed. With `abstention`, each store is also asked
-    foreign questions and nonsense (untimed), to count how often nothing comes back.
+    foreign questions and nonsense (untimed), to count how often nothing comes back; with
+    `sweep` as well, all of them again under each pair of floors of its grid (untimed).
     `store(folder)` makes each conversation's fresh store (default: SQLite in `folder`)."""
     from tqdm import tqdm
 
@@ -96,17 +99,22 @@ def evaluate(
                             order = dense.rank(cache.embed_query(q.text), MAX_ITEMS)
                             _score_baseline(out.systems["dense"], q, order, conv, budgets, pack_args)
                         bar.update(1)
+                    foreign: list[str] = []
+                    nonsense: list[str] = []
                     if abstention:
                         bar.set_postfix_str(f"{conv.name}: foreign and nonsense questions")
                         rng = random.Random(f"{label}-{number}")
-                        for kind, queries in (
-                            ("foreign", foreign_questions(conversations, number, rng, FOREIGN_PER_CONVERSATION)),
-                            ("nonsense", nonsense_queries(rng, NONSENSE_PER_CONVERSATION)),
-                        ):
+                        foreign = foreign_questions(conversations, number, rng, FOREIGN_PER_CONVERSATION)
+                        nonsense = nonsense_queries(rng, NONSENSE_PER_CONVERSATION)
+                        for kind, queries in (("foreign", foreign), ("nonsense", nonsense)):
                             for text in queries:
                                 out.abstention.add(kind, system.recall(text, RECALL_LIMIT, timed=False))
                                 if cache is not None:
                                     cache.forget_query(text)
+                    if sweep is not None:
+                        bar.set_postfix_str(f"{conv.name}: sweeping the relevance floors")
+                        forget = cache.forget_query if cache is not None else (lambda _text: None)
+                        sweep.ask(system, label, conv.questions, foreign, nonsense, forget)
                 finally:
                     system.close()
             out.recall_ms += system.recall_ms

