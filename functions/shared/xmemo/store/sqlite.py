@@ -30,6 +30,7 @@ from ..models import Memory
 from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
+from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     words, stems, context, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
@@ -68,6 +69,7 @@ CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, locatio
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
 """
+PRUNED_POOL = 600  # candidates rescored exactly when the vector index prunes by sign bits
 CONTEXT_NEIGHBOURS = """
 SELECT rowid, content FROM memories
 WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_at < ? OR (created_at = ? AND rowid < ?))
@@ -136,63 +138,6 @@ def fts_query(terms: list[str], *, strict: bool, context: bool = True) -> str:
     return f"{column} : (" + quoted('"' + t.replace('"', '""') + '"' for t in terms) + ")"
 
 
-class _VectorIndex:
-    """All embeddings as one matrix, plus each row's holder code for the visibility mask."""
-
-    def __init__(self) -> None:
-        self.version = -1
-        self.max_rowid = 0
-        self.rowids = np.zeros(0, dtype=np.int64)
-        self.holder_codes = np.zeros(0, dtype=np.int32)
-        self.matrix: np.ndarray | None = None
-        self.codes: dict[str, int] = {}
-
-    def _code(self, holder: str) -> int:
-        return self.codes.setdefault(holder, len(self.codes))
-
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
-        if version == self.version:
-            return
-        live = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-        if live < 0.9 * len(self.rowids):  # many deletions: rebuild instead of carrying stale rows
-            self.__init__()
-        rows = conn.execute(
-            "SELECT rowid, holder, embedding FROM memories WHERE rowid > ? AND embedding IS NOT NULL ORDER BY rowid",
-            (self.max_rowid,),
-        ).fetchall()
-        if rows:
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-            if self.matrix is not None and self.matrix.shape[1] != vectors.shape[1]:
-                raise InvalidRequest("stored embeddings have another dimension than the configured embedder")
-            self.matrix = vectors.copy() if self.matrix is None else np.vstack([self.matrix, vectors])
-            self.rowids = np.concatenate([self.rowids, np.array([r[0] for r in rows], dtype=np.int64)])
-            self.holder_codes = np.concatenate(
-                [self.holder_codes, np.array([self._code(r[1]) for r in rows], dtype=np.int32)]
-            )
-            self.max_rowid = int(self.rowids[-1])
-        self.version = version
-
-    def nearest(self, vector: np.ndarray, holders: frozenset[str], k: int) -> list[tuple[int, float]]:
-        """(rowid, cosine) of the k best rows among `holders`, best first."""
-        if self.matrix is None or k <= 0:
-            return []
-        allowed = [self.codes[h] for h in holders if h in self.codes]
-        if not allowed:
-            return []
-        scores = self.matrix @ vector
-        mask = np.isin(self.holder_codes, np.array(allowed, dtype=np.int32))
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
-            return []
-        sub = scores[idx]
-        if idx.size > k:
-            top = np.argpartition(-sub, k - 1)[:k]
-            idx, sub = idx[top], sub[top]
-        order = np.argsort(-sub, kind="stable")
-        return [(int(self.rowids[idx[i]]), float(sub[i])) for i in order]
-
-
 def _busy(exc: sqlite3.OperationalError) -> bool:
     """Another connection holds the lock past our wait: the store is busy, not broken."""
     return "locked" in str(exc) or "busy" in str(exc)
@@ -203,7 +148,14 @@ class SQLiteStore:
     several processes may open the same file (WAL)."""
 
     def __init__(
-        self, path: str | Path, busy_timeout_ms: int = 5000, *, context_weight: float = 0.5, cache_mib: int = 64, mmap_mib: int = 256
+        self,
+        path: str | Path,
+        busy_timeout_ms: int = 5000,
+        *,
+        context_weight: float = 0.5,
+        cache_mib: int = 64,
+        mmap_mib: int = 256,
+        exact_vectors: int = EXACT_ROWS,
     ):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,7 +180,7 @@ class SQLiteStore:
             if _busy(exc):
                 raise StoreUnavailable("the embedded store is busy") from None
             raise
-        self._vectors = _VectorIndex()
+        self._vectors = VectorIndex(exact_vectors)
         self._context_weight = float(context_weight)
 
     def _enable_wal(self, deadline: float) -> None:
@@ -487,24 +439,37 @@ class SQLiteStore:
         return out
 
     def _nearest(self, conn: sqlite3.Connection, vector: np.ndarray, rf: ReadFilter, k: int) -> list[Hit]:
-        """Nearest neighbours among the caller's holders, then the full filter checked in
-        SQL; widens the candidate set until k survive or none are left."""
+        """Nearest neighbours among the caller's holders (`VectorIndex`), then the full
+        filter checked in SQL; widens the candidate set until k survive or none are left.
+        Candidates pruned by sign bits are rescored from their stored vectors, so every
+        returned score is the exact cosine."""
         self._vectors.refresh(conn)
         where, params = where_clause(rf)
-        want = k * 2 + 8
+        want = k * 2 + 8 if self._vectors.exact else max(k * 8, PRUNED_POOL)
         while True:
-            pairs = self._vectors.nearest(vector, rf.holders, want)
-            if not pairs:
+            ids, scores = self._vectors.nearest(vector, rf.holders, want)
+            if ids.size == 0:
                 return []
-            scores = dict(pairs)
-            ids = list(scores)
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM memories m WHERE {where} AND m.rowid IN ({','.join('?' * len(ids))})",
-                [*params, *ids],
+            marks = ",".join("?" * ids.size)
+            visible = conn.execute(
+                f"SELECT m.rowid{', m.embedding' if scores is None else ''} FROM memories m WHERE {where} AND m.rowid IN ({marks})",
+                [*params, *ids.tolist()],
             ).fetchall()
-            hits = sorted((Hit(_row_to_memory(r), scores[r["rowid"]]) for r in rows), key=lambda h: -h.score)
-            if len(hits) >= k or len(pairs) < want:
-                return hits[:k]
+            if scores is None:
+                exact = np.frombuffer(b"".join(r[1] for r in visible), dtype=np.float32).reshape(len(visible), -1) @ vector
+                score_of = {r[0]: float(s) for r, s in zip(visible, exact)}
+            else:
+                known = dict(zip(ids.tolist(), scores.tolist()))
+                score_of = {r[0]: known[r[0]] for r in visible}
+            if len(score_of) >= k or ids.size < want:
+                best = sorted(score_of, key=lambda rowid: (-score_of[rowid], -rowid))[:k]
+                if not best:
+                    return []
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best
+                ).fetchall()
+                memory = {r["rowid"]: _row_to_memory(r) for r in rows}
+                return [Hit(memory[rowid], score_of[rowid]) for rowid in best if rowid in memory]
             want *= 4
 
     def count(self) -> int:
