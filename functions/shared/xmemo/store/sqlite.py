@@ -69,6 +69,10 @@ CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, locatio
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
 """
+LEXICAL_BUDGET = 20_000  # rows an any-term query may match before its commonest terms are left out
+COMMON_TERM = 0.05  # share of the rows above which a term may be left out
+LEXICAL_POOL = 2  # × k best full-text matches checked against the caller's filter at first
+LEXICAL_WIDEST = 8_000  # past this many, the filtered join ranks instead
 PRUNED_POOL = 600  # candidates rescored exactly when the vector index prunes by sign bits
 CONTEXT_NEIGHBOURS = """
 SELECT rowid, content FROM memories
@@ -156,6 +160,7 @@ class SQLiteStore:
         cache_mib: int = 64,
         mmap_mib: int = 256,
         exact_vectors: int = EXACT_ROWS,
+        lexical_budget: int = LEXICAL_BUDGET,
     ):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -181,6 +186,10 @@ class SQLiteStore:
                 raise StoreUnavailable("the embedded store is busy") from None
             raise
         self._vectors = VectorIndex(exact_vectors)
+        self._lexical_budget = int(lexical_budget)
+        self._doc_freq: dict[str, int] = {}
+        self._doc_freq_rows = 0
+        self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
         self._context_weight = float(context_weight)
 
     def _enable_wal(self, deadline: float) -> None:
@@ -423,20 +432,69 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> None:
             if terms and lexical_k > 0:
-                where, params = where_clause(rf)
-                rows = conn.execute(
-                    f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, "
-                    f"bm25(memories_fts, 1.0, 1.0, {self._context_weight!r}) AS score "
-                    f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-                    f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
-                    [fts_query(terms, strict=strict, context=self._context_weight > 0), *params, lexical_k],
-                ).fetchall()
-                out.lexical = [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
+                kept = terms if strict else self._without_commonest(conn, terms)
+                out.lexical = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k)
             if vector is not None and semantic_k > 0 and not strict:
                 out.semantic = self._nearest(conn, np.asarray(vector, dtype=np.float32), rf, semantic_k)
 
         self._run(read)
         return out
+
+    def _without_commonest(self, conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+        """An any-term query's terms less the commonest, while together they match more
+        than `lexical_budget` rows: FTS5 scores every row that shares any term, so a
+        term in a large share of a big store costs most of the time and adds the least
+        (its IDF is low). Only terms in more than `COMMON_TERM` of the rows are left out,
+        the rarest term always stays, and a small store is never pruned."""
+        if self._lexical_budget <= 0 or len(terms) < 2:
+            return terms
+        rows = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+        if rows <= self._lexical_budget:
+            return terms
+        if abs(rows - self._doc_freq_rows) > 0.1 * self._doc_freq_rows:  # frequencies drift slowly
+            self._doc_freq, self._doc_freq_rows = {}, rows
+        for term in terms:
+            if term not in self._doc_freq:
+                found = conn.execute("SELECT doc FROM temp.memories_vocab WHERE term = ?", (term,)).fetchone()
+                self._doc_freq[term] = found[0] if found else 0
+        kept = sorted(terms, key=lambda t: self._doc_freq[t])
+        while len(kept) > 1 and sum(self._doc_freq[t] for t in kept) > self._lexical_budget and self._doc_freq[kept[-1]] > COMMON_TERM * rows:
+            kept.pop()
+        return [t for t in terms if t in kept]
+
+    def _lexical(self, conn: sqlite3.Connection, query: str, rf: ReadFilter, k: int) -> list[Hit]:
+        """The k best BM25 matches the caller may see, equal scores newest first. The
+        full-text index ranks alone first (a join per match cost more than the scoring:
+        `xmemo bench latency`), and only its best few are checked against the caller's
+        filter; if too few survive, more are taken, and past `LEXICAL_WIDEST` candidates
+        the filtered join (every match checked) answers instead."""
+        bm25 = f"bm25(memories_fts, 1.0, 1.0, {self._context_weight!r})"
+        where, params = where_clause(rf)
+        want = k * LEXICAL_POOL
+        while want <= LEXICAL_WIDEST:
+            ranked = conn.execute(
+                f"SELECT rowid, {bm25} AS score FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?",
+                (query, want),
+            ).fetchall()
+            score = dict(ranked)
+            visible = conn.execute(
+                f"SELECT m.rowid, m.created_at FROM memories m WHERE {where} AND m.rowid IN ({','.join('?' * len(score))})",
+                [*params, *score],
+            ).fetchall() if score else []
+            if len(visible) >= k or len(ranked) < want:
+                best = [r[0] for r in sorted(visible, key=lambda r: (score[r[0]], -r[1]))[:k]]
+                rows = {r["rowid"]: r for r in conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best
+                )}
+                return [Hit(_row_to_memory(rows[i]), -float(score[i])) for i in best]
+            want *= 8
+        rows = conn.execute(
+            f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, {bm25} AS score "
+            f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
+            [query, *params, k],
+        ).fetchall()
+        return [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
 
     def _nearest(self, conn: sqlite3.Connection, vector: np.ndarray, rf: ReadFilter, k: int) -> list[Hit]:
         """Nearest neighbours among the caller's holders (`VectorIndex`), then the full
