@@ -73,7 +73,6 @@ LEXICAL_BUDGET = 20_000  # rows an any-term query may match before its commonest
 COMMON_TERM = 0.05  # share of the rows above which a term may be left out
 LEXICAL_POOL = 2  # × k best full-text matches checked against the caller's filter at first
 LEXICAL_WIDEST = 8_000  # past this many, the filtered join ranks instead
-PRUNED_POOL = 600  # candidates rescored exactly when the vector index prunes by sign bits
 CONTEXT_NEIGHBOURS = """
 SELECT rowid, content FROM memories
 WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_at < ? OR (created_at = ? AND rowid < ?))
@@ -478,7 +477,7 @@ class SQLiteStore:
             ).fetchall()
             score = dict(ranked)
             visible = conn.execute(
-                f"SELECT m.rowid, m.created_at FROM memories m WHERE {where} AND m.rowid IN ({','.join('?' * len(score))})",
+                f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(score))})",
                 [*params, *score],
             ).fetchall() if score else []
             if len(visible) >= k or len(ranked) < want:
@@ -499,35 +498,31 @@ class SQLiteStore:
     def _nearest(self, conn: sqlite3.Connection, vector: np.ndarray, rf: ReadFilter, k: int) -> list[Hit]:
         """Nearest neighbours among the caller's holders (`VectorIndex`), then the full
         filter checked in SQL; widens the candidate set until k survive or none are left.
-        Candidates pruned by sign bits are rescored from their stored vectors, so every
-        returned score is the exact cosine."""
+        Every returned score is the exact cosine of the stored float32 vector."""
         self._vectors.refresh(conn)
         where, params = where_clause(rf)
-        want = k * 2 + 8 if self._vectors.exact else max(k * 8, PRUNED_POOL)
+        want = k * 2 + 8
         while True:
-            ids, scores = self._vectors.nearest(vector, rf.holders, want)
+            ids, scores, exact = self._vectors.nearest(vector, rf.holders, want)
             if ids.size == 0:
                 return []
-            marks = ",".join("?" * ids.size)
-            visible = conn.execute(
-                f"SELECT m.rowid{', m.embedding' if scores is None else ''} FROM memories m WHERE {where} AND m.rowid IN ({marks})",
-                [*params, *ids.tolist()],
-            ).fetchall()
-            if scores is None:
-                exact = np.frombuffer(b"".join(r[1] for r in visible), dtype=np.float32).reshape(len(visible), -1) @ vector
-                score_of = {r[0]: float(s) for r, s in zip(visible, exact)}
-            else:
-                known = dict(zip(ids.tolist(), scores.tolist()))
-                score_of = {r[0]: known[r[0]] for r in visible}
-            if len(score_of) >= k or ids.size < want:
-                best = sorted(score_of, key=lambda rowid: (-score_of[rowid], -rowid))[:k]
-                if not best:
-                    return []
-                rows = conn.execute(
-                    f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best
-                ).fetchall()
-                memory = {r["rowid"]: _row_to_memory(r) for r in rows}
-                return [Hit(memory[rowid], score_of[rowid]) for rowid in best if rowid in memory]
+            known = dict(zip(ids.tolist(), scores.tolist()))
+            visible = [  # NOT INDEXED: look the rowids up, never scan the caller's holder index
+                r[0] for r in conn.execute(
+                    f"SELECT m.rowid FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(known))})",
+                    [*params, *known],
+                )
+            ]
+            if len(visible) >= k or ids.size < want:
+                best = sorted(visible, key=lambda rowid: -known[rowid])[:k]
+                rows = conn.execute(f"SELECT {_COLUMNS}, embedding FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)
+                hits = []
+                for r in rows:
+                    memory = _row_to_memory(r)
+                    score = known[r["rowid"]] if exact else float(np.frombuffer(r["embedding"], dtype=np.float32) @ vector)
+                    hits.append((score, r["rowid"], memory))
+                hits.sort(key=lambda h: (-h[0], -h[1]))
+                return [Hit(m, s) for s, _, m in hits]
             want *= 4
 
     def count(self) -> int:

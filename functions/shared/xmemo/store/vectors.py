@@ -3,9 +3,9 @@ table, never the source of truth.
 
 Up to `exact_rows` vectors it keeps them as a float32 matrix and scores them exactly (a
 few milliseconds). Past that it keeps one sign bit per dimension of each vector minus
-the corpus mean (48 bytes for 384 dimensions instead of 1,536): a query's candidates are
-the rows nearest in Hamming distance, and the store rescores them exactly from their
-stored vectors. The caller's visibility is applied here as a holder mask before any
+the corpus mean (48 bytes for 384 dimensions) and a float16 copy (768 bytes): the
+`RESCORED` rows nearest in Hamming distance are rescored from the float16 copy, and the
+store computes the final cosines from the stored float32 vectors of the few it returns. The caller's visibility is applied here as a holder mask before any
 candidate is chosen, and again in SQL, so pruning changes recall, never who sees what."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import InvalidRequest
 
 EXACT_ROWS = 20_000
+RESCORED = 4_000  # rows nearest by sign bits whose float16 cosines are computed
 _FAR = np.iinfo(np.uint16).max  # the distance of a row the caller may not see
 
 
@@ -54,6 +55,7 @@ class VectorIndex:
         self.holders = _Column(np.int32)
         self.matrix: _Column | None = None  # exact mode
         self.bits: list[_Column] | None = None  # pruned mode: one column per 64 dimensions
+        self.half: _Column | None = None  # pruned mode: the vectors as float16
         self.mean: np.ndarray | None = None
 
     @property
@@ -83,7 +85,7 @@ class VectorIndex:
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         if self.matrix is None and self.bits is None:
             self.matrix = _Column(np.float32, vectors.shape[1])
-        width = self.matrix.view.shape[1] if self.matrix is not None else self.mean.shape[0]  # type: ignore[union-attr]
+        width = (self.matrix if self.matrix is not None else self.half).view.shape[1]  # type: ignore[union-attr]
         if vectors.shape[1] != width:
             raise InvalidRequest("stored embeddings have another dimension than the configured embedder")
         self.rowids.extend(np.array([r[0] for r in rows], dtype=np.int64))
@@ -104,6 +106,7 @@ class VectorIndex:
         self.mean = matrix.mean(axis=0).astype(np.float32)
         words = -(-matrix.shape[1] // 64)
         self.bits = [_Column(np.uint64) for _ in range(words)]
+        self.half = _Column(np.float16, matrix.shape[1])
         for start in range(0, len(matrix), 50_000):
             self._extend_bits(matrix[start : start + 50_000])
         self.matrix = None
@@ -117,6 +120,7 @@ class VectorIndex:
         return np.ascontiguousarray(packed).view(np.uint64)
 
     def _extend_bits(self, vectors: np.ndarray) -> None:
+        self.half.extend(vectors.astype(np.float16))  # type: ignore[union-attr]
         signs = self._signs(vectors)
         for w, column in enumerate(self.bits):  # type: ignore[arg-type]
             column.extend(signs[:, w])
@@ -133,26 +137,30 @@ class VectorIndex:
             return codes == allowed[0]
         return np.isin(codes, np.array(allowed, dtype=np.int32))
 
-    def nearest(self, vector: np.ndarray, holders: frozenset[str], limit: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """Up to about `limit` rowids among `holders`' rows, nearest first, with their cosines
-        in exact mode; in pruned mode the scores are None (the caller rescores exactly)."""
+    def nearest(self, vector: np.ndarray, holders: frozenset[str], limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Up to `limit` rowids among `holders`' rows, nearest first, their cosines, and
+        whether those are exact (in pruned mode they are float16 cosines of the rows
+        nearest by sign bits: the caller recomputes the ones it keeps)."""
         empty = np.zeros(0, dtype=np.int64)
         if self.rowids.size == 0 or limit <= 0:
-            return empty, None
+            return empty, np.zeros(0, np.float32), True
         mask = self._mask(holders)
         if mask is not None and not mask.any():
-            return empty, None
+            return empty, np.zeros(0, np.float32), True
+        visible = int(mask.sum()) if mask is not None else self.rowids.size
         if self.matrix is not None:
             scores = self.matrix.view @ vector
             if mask is not None:
                 scores = np.where(mask, scores, -np.inf)
-            top = _smallest(-scores, limit, visible=int(mask.sum()) if mask is not None else len(scores))
-            return self.rowids.view[top], scores[top]
+            top = _smallest(-scores, limit, visible)
+            return self.rowids.view[top], scores[top], True
         distance = self._hamming(vector)
         if mask is not None:
             distance[~mask] = _FAR
-        top = _smallest(distance, limit, visible=int(mask.sum()) if mask is not None else len(distance))
-        return self.rowids.view[top], None
+        pool = _smallest(distance, max(limit, RESCORED), visible)
+        scores = self.half.view[pool].astype(np.float32) @ vector  # type: ignore[union-attr]
+        top = np.argsort(-scores, kind="stable")[:limit]
+        return self.rowids.view[pool[top]], scores[top], False
 
     def _hamming(self, vector: np.ndarray) -> np.ndarray:
         """Hamming distance of every row's bits to the query's, one 64-bit word at a time
