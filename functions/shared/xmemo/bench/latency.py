@@ -61,8 +61,9 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
     if svc.embedder is not None:
         embedder = VectorCache(svc.embedder, vectors) if vectors is not None else svc.embedder
         texts = [m.content for m in corpus.memories] if real else corpus.bases
+        known = len(embedder._passages) if isinstance(embedder, VectorCache) else 0
         base = np.concatenate([embedder.embed_passages(texts[i : i + 256]) for i in range(0, len(texts), 256)])
-        if isinstance(embedder, VectorCache):
+        if isinstance(embedder, VectorCache) and len(embedder._passages) > known:
             embedder.save()  # the next build of this corpus embeds nothing
     rng = np.random.default_rng(3)
     start = time.perf_counter()
@@ -91,12 +92,72 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
     return size / (time.perf_counter() - start)
 
 
+def grow_by_copies(path: Path, copies: int, seed: int = 4) -> None:
+    """Make a stored corpus `copies` times larger in SQL: each copy of a memory gets a new
+    reference, a later time and its vector re-noised (cosine ~0.98 to the original); its
+    full-text row is copied as it is. Building 1M memories through `insert_many` takes
+    hours on this machine (per-row tokenizing in Python); this takes minutes, and the
+    statistics that set query cost (rows per term, vectors per holder) scale as in a
+    corpus generated at full size."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(memories)") if r[1] not in ("rowid",)]
+    top, first, last = conn.execute("SELECT max(rowid), min(created_at), max(created_at) FROM memories").fetchone()
+    span = last - first + 1
+    rng = np.random.default_rng(seed)
+    at = {c: i for i, c in enumerate(cols)}
+    insert = f"INSERT INTO memories (rowid, {', '.join(cols)}) VALUES (?, {', '.join('?' * len(cols))})"
+    for copy in range(1, copies):
+        conn.execute("BEGIN")
+        lo = 0
+        while rows := conn.execute(f"SELECT rowid, {', '.join(cols)} FROM memories WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT 20000", (lo, top)).fetchall():
+            lo = rows[-1][0]
+            out = []
+            emb = [r[1 + at["embedding"]] for r in rows]
+            vecs = None
+            if all(e is not None for e in emb):
+                vecs = np.frombuffer(b"".join(emb), dtype=np.float32).reshape(len(rows), -1)
+                vecs = vecs + rng.normal(0, 0.01, vecs.shape).astype(np.float32)
+                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            for i, r in enumerate(rows):
+                row = list(r[1:])
+                when = row[at["created_at"]] + copy * span
+                row[at["reference"]] = new_reference(int(when * 1000))
+                row[at["created_at"]] = row[at["updated_at"]] = when
+                if vecs is not None:
+                    row[at["embedding"]] = vecs[i].tobytes()
+                out.append([r[0] + copy * top, *row])
+            conn.executemany(insert, out)
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, words, stems, context) SELECT rowid + ?, words, stems, context FROM memories_fts WHERE rowid <= ?",
+            (copy * top, top),
+        )
+        conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
+        conn.execute("COMMIT")
+    conn.close()
+
+
 def _corpus(args: argparse.Namespace, size: int) -> Corpus:
     if args.corpus == "locomo":
         if args.data is None:
             raise SystemExit("--corpus locomo needs --data (a LoCoMo-format file)")
         return locomo(size, args.queries, str(args.data))
     return synthetic(size, args.queries, args.distinct)
+
+
+def _grown(args: argparse.Namespace, size: int, label: str, store: SQLiteStore) -> float:
+    """Build `size / copies` memories (or reuse them kept), then copy them up to `size`."""
+    part = size // args.copies
+    small = args.keep / f"{args.corpus}-{args.embedder}-{part // 1000}k" if args.keep else None
+    if small is None or not (small / "built").exists():
+        raise SystemExit(f"--copies needs the {part}-memory store kept first (run --sizes {part} --keep DIR)")
+    store.close()
+    for suffix in ("", "-wal", "-shm"):
+        if (small / f"bench.sqlite3{suffix}").exists():
+            shutil.copyfile(small / f"bench.sqlite3{suffix}", f"{store.path}{suffix}")
+    start = time.perf_counter()
+    grow_by_copies(store.path, args.copies)
+    print(f"[{label}] grown ×{args.copies} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return float((small / "built").read_text())
 
 
 def _open_store(args: argparse.Namespace, tmp: str, label: str) -> tuple[SQLiteStore, bool]:
@@ -188,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     principal = principal_from_claims({"sub": "bench", "scope": "xmemo/memory:read xmemo/memory:write"})
     for size in sizes:
         label = f"{size // 1000}k" if size % 1000 == 0 else str(size)
-        corpus = _corpus(args, size)
+        corpus = _corpus(args, size // args.copies)  # grown copies are timed with the queries of what they copy
         qs = corpus.queries
         with tempfile.TemporaryDirectory() as tmp:
             store, built = _open_store(args, tmp, label)
@@ -196,6 +257,11 @@ def run(args: argparse.Namespace) -> int:
             svc = Services(settings, store, embedder)
             if built:
                 rate = float((store.path.parent / "built").read_text())
+            elif args.copies > 1:
+                rate = _grown(args, size, label, store)
+                store = SQLiteStore(store.path)
+                svc = Services(settings, store, embedder)
+                (store.path.parent / "built").write_text(str(rate))
             else:
                 rate = build_corpus(
                     svc, "bench", corpus, args.real_embeddings, args.vectors,
@@ -298,6 +364,8 @@ def register(sub) -> None:
     p.add_argument("--data", type=Path, default=None, help="LoCoMo-format file for --corpus locomo")
     p.add_argument("--vectors", type=Path, default=None, help="folder of a vector cache (`bench locomo --cache`) for the base texts")
     p.add_argument("--keep", type=Path, default=None, help="folder where built stores are kept and reused (each run adds its writes)")
+    p.add_argument("--copies", type=int, default=1,
+                   help="build size/COPIES memories (kept under --keep first), then copy them in SQL up to size (for 1M)")
     p.add_argument("--exactness", type=int, default=50, help="queries whose semantic hits are checked against an exact scan (0: skip)")
     p.add_argument("--out", type=Path, default=None, help="folder for latency.json and latency.md")
     p.set_defaults(func=run)

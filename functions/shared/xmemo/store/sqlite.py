@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
 """
 LEXICAL_BUDGET = 20_000  # rows an any-term query may match before its commonest terms are left out
-COMMON_TERM = 0.05  # share of the rows above which a term may be left out
+COMMON_TERM = 0.1  # share of the rows above which a term may be left out
 LEXICAL_POOL = 2  # × k best full-text matches checked against the caller's filter at first
 LEXICAL_WIDEST = 8_000  # past this many, the filtered join ranks instead
 CONTEXT_NEIGHBOURS = """
