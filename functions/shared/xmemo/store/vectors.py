@@ -11,6 +11,7 @@ candidate is chosen, and again in SQL, so pruning changes recall, never who sees
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import numpy as np
 
@@ -57,6 +58,8 @@ class VectorIndex:
         self.bits: list[_Column] | None = None  # pruned mode: one column per 64 dimensions
         self.half: _Column | None = None  # pruned mode: the vectors as float16
         self.mean: np.ndarray | None = None
+        self._counted = -(10**9)  # the version at which live rows were last counted
+        self._counted_at = 0.0
 
     @property
     def exact(self) -> bool:
@@ -70,9 +73,14 @@ class VectorIndex:
         version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
         if version == self.version:
             return
-        live = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-        if live < 0.9 * self.rowids.size:  # many deletions: rebuild instead of carrying stale rows
-            self.__init__(self.exact_rows)
+        # Deleted rows stay in the index until a rebuild (SQL drops them from every answer);
+        # counting the live rows scans the table (~0.1 s at 1M), so only now and then.
+        if version - self._counted >= 1000 or time.monotonic() - self._counted_at > 60:
+            self._counted, self._counted_at = version, time.monotonic()
+            live = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
+            if live < 0.9 * self.rowids.size:  # many deletions: rebuild instead of carrying stale rows
+                self.__init__(self.exact_rows)
+                self._counted, self._counted_at = version, time.monotonic()
         cursor = conn.execute(
             "SELECT rowid, holder, embedding FROM memories WHERE rowid > ? AND embedding IS NOT NULL ORDER BY rowid",
             (self.max_rowid,),
@@ -180,6 +188,12 @@ def _smallest(values: np.ndarray, limit: int, visible: int) -> np.ndarray:
     limit = min(limit, visible)
     if limit <= 0:
         return np.zeros(0, dtype=np.int64)
+    if values.dtype == np.uint16 and limit < len(values):  # distances: a histogram finds the cut
+        cut = int(np.searchsorted(np.cumsum(np.bincount(values)), limit))
+        idx = np.flatnonzero(values <= cut)
+        if len(idx) > limit:
+            idx = idx[np.argpartition(values[idx], limit - 1)[:limit]]
+        return idx[np.argsort(values[idx], kind="stable")]
     if limit < len(values):
         idx = np.argpartition(values, limit - 1)[:limit]
     else:
