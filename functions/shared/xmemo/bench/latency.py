@@ -144,10 +144,14 @@ def _corpus(args: argparse.Namespace, size: int) -> Corpus:
     return synthetic(size, args.queries, args.distinct)
 
 
+def _label(size: int) -> str:
+    return f"{size // 1000}k" if size % 1000 == 0 else str(size)
+
+
 def _grown(args: argparse.Namespace, size: int, label: str, store: SQLiteStore) -> float:
     """Build `size / copies` memories (or reuse them kept), then copy them up to `size`."""
     part = size // args.copies
-    small = args.keep / f"{args.corpus}-{args.embedder}-{part // 1000}k" if args.keep else None
+    small = args.keep / f"{args.corpus}-{args.embedder}-{_label(part)}" if args.keep else None
     if small is None or not (small / "built").exists():
         raise SystemExit(f"--copies needs the {part}-memory store kept first (run --sizes {part} --keep DIR)")
     store.close()
@@ -248,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     embedder = make_embedder(args.embedder, Settings().embedder_threads)
     principal = principal_from_claims({"sub": "bench", "scope": "xmemo/memory:read xmemo/memory:write"})
     for size in sizes:
-        label = f"{size // 1000}k" if size % 1000 == 0 else str(size)
+        label = _label(size)
         corpus = _corpus(args, size // args.copies)  # grown copies are timed with the queries of what they copy
         qs = corpus.queries
         with tempfile.TemporaryDirectory() as tmp:
