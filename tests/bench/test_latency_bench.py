@@ -21,3 +21,35 @@ def test_latency_bench_saves_its_report(tmp_path):
     assert figures["ingest_per_s"] > 0 and report["cold_import_ms"] > 0
     assert "semantic_leg" not in figures and "query_embedding" not in report  # lexical only
     assert (out / "latency.md").read_text().startswith("# Latency")
+
+
+def test_latency_bench_on_the_locomo_corpus_keeps_and_reuses_its_store(tmp_path):
+    """The realistic-vocabulary corpus: LoCoMo turns varied to the size asked (here a
+    tiny LoCoMo-format file, 14 turns, copied to 60 memories), built once under --keep."""
+    from tests.bench.test_locomo_bench import _sample
+
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps([_sample("conv-a", "parrot"), _sample("conv-b", "ferret")]))
+    keep, outs = tmp_path / "stores", []
+    for run in ("first", "again"):
+        out = tmp_path / run
+        done = subprocess.run(
+            [sys.executable, "-m", "xmemo", "bench", "latency", "--corpus", "locomo", "--data", str(data),
+             "--sizes", "60", "--queries", "4", "--embedder", "none", "--keep", str(keep), "--out", str(out)],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        outs.append(json.loads((out / "latency.json").read_text()))
+    first, again = (o["sizes"]["60"] for o in outs)
+    assert outs[0]["corpus"] == "locomo" and first["memories"] == 60  # counted before the timed writes
+    assert again["memories"] == 60 + 4 and again["ingest_per_s"] == first["ingest_per_s"]  # reused, with run 1's writes
+    assert first["lexical_overlap_vs_unpruned"] == 1.0  # a small store is never pruned
+    assert first["process_memory_mib"]["VmRSS"] > 0
+    grown = tmp_path / "grown"
+    done = subprocess.run(
+        [sys.executable, "-m", "xmemo", "bench", "latency", "--corpus", "locomo", "--data", str(data), "--sizes", "120",
+         "--copies", "2", "--queries", "4", "--embedder", "none", "--keep", str(keep), "--out", str(grown)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((grown / "latency.json").read_text())["sizes"]["120"]["memories"] == 2 * (60 + 8)  # the kept store, twice

