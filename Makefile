@@ -68,7 +68,7 @@ check-template: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) -m infra.template_rules template.yaml --checkov
 
 ## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
-## needs AWS credentials and python3.12 on PATH. The index is created by the stack itself.
+## needs AWS credentials and python3.13 on PATH. The index is created by the stack itself.
 build: $(STAMP)
 	$(VENV)/bin/sam build --parallel
 deploy: build

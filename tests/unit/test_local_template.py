@@ -53,10 +53,10 @@ def test_path_patterns():
     assert route.pattern.match("/v1/memories") is None
 
 
-def test_functions_run_python312_arm64_with_the_layer_and_no_local_embedder():
+def test_functions_run_python313_arm64_with_the_layer_and_no_local_embedder():
     template = load_template(TEMPLATE)
     fn = template["Globals"]["Function"]
-    assert fn["Runtime"] in ("python3.12", "python3.13") and fn["Architectures"] == ["arm64"]
+    assert fn["Runtime"] == "python3.13" and fn["Architectures"] == ["arm64"]
     embedder = fn["Environment"]["Variables"]["XMEMO_EMBEDDER"]  # a literal or !Ref Embedder
     assert resolve(embedder, parameter_values(template)) in ("none", "bedrock")
     if isinstance(embedder, dict):  # no allowed value may select the x86_64-only local model
