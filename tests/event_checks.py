@@ -104,3 +104,24 @@ MCP_ANSWERS = {
     "no_token": _no_token,
     "resource_metadata": _resource_metadata,
 }
+
+
+def check_oauth_metadata(status: int, meta: dict, base: str) -> None:
+    """events/oauth/metadata.json on a configured authorization server at `base`."""
+    assert status == 200 and meta["issuer"] == base and meta["registration_endpoint"] == f"{base}/oauth2/register"
+    assert meta["client_id_metadata_document_supported"] is True and meta["code_challenge_methods_supported"] == ["S256"]
+
+
+def check_oauth_unconfigured(status: int, body: str) -> None:
+    """Any OAuth route while the stack has no PublicBaseUrl: a 404 that says what is missing."""
+    assert status == 404 and "PublicBaseUrl" in body, (status, body)
+
+
+def check_console_page(status: int, body: str, headers: dict) -> None:
+    """GET /console: the page, its script, a strict CSP, never cached."""
+    assert status == 200 and headers["Content-Type"].startswith("text/html") and '<script type="module" src="console/app.js">' in body
+    assert "default-src 'none'" in headers["Content-Security-Policy"] and headers["Cache-Control"] == "no-store"
+
+
+def check_not_found(status: int, body: str) -> None:
+    assert status == 404 and json.loads(body)["error"]["code"] == "not_found", (status, body)
