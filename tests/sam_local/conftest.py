@@ -130,7 +130,7 @@ def sam_invoke(lambda_image, built, store_url, tmp_path):
         event_file.write_text(json.dumps(event))
         result = subprocess.run(
             [str(SAM), "local", "invoke", function, "-t", str(built), "-e", str(event_file), "--env-vars", str(env_file),
-             "--skip-pull-image", "--parameter-overrides", " ".join(overrides)],
+             "--skip-pull-image", *(("--parameter-overrides", " ".join(overrides)) if overrides else ())],
             cwd=ROOT, env=sam_env(), capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert result.stdout.strip(), result.stderr[-3000:]  # no answer: the function failed or timed out

@@ -21,7 +21,7 @@ from tests.event_checks import (
 )
 from tests.samcli import TEMPLATE
 from xmemo.config import Settings
-from xmemo.local.template import routes_of
+from xmemo.local.template import load_template, routes_of
 from xmemo.services import build_services
 
 from .conftest import BASE, ISSUER, LEXICAL
@@ -81,3 +81,13 @@ def test_oauth_metadata_and_the_unconfigured_refusal(sam_invoke):
     check_oauth_metadata(status, json.loads(body), BASE)
     status, body, _, _ = sam_invoke("OAuthFunction", load_event("oauth/metadata.json"))
     check_oauth_unconfigured(status, body)
+
+
+def test_the_default_embedder_answers_a_recall(sam_invoke):
+    """Once, the template's default Embedder (not overridden): a local model loads from the
+    layer, under emulation. Bedrock cannot answer without AWS credentials."""
+    default = load_template(TEMPLATE)["Parameters"]["Embedder"]["Default"]
+    if default == "bedrock":
+        pytest.skip("the template's default Embedder is bedrock, which needs AWS credentials")
+    status, body, headers, _ = sam_invoke("RecallContextFunction", load_event("recall_context/valid.json"), ())
+    check_rest_answer("valid", status, json.loads(body), headers)
