@@ -22,7 +22,6 @@ from xmemo.local.template import load_template
 
 IMAGE_SCRIPT = ROOT / "infra" / "lambda_base_image.sh"
 XMEMO = Path(sys.executable).with_name("xmemo")
-BASE = "https://api.example.com"  # the OAuth server's public base, as tests/oauth/test_aws_facade.py
 ISSUER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example"  # as tests/unit/test_mcp_events.py
 # Most invocations run lexical-only; the template's default embedder is tried once (test_sam_local_invoke.py).
 LEXICAL = ("Embedder=none",)
@@ -110,12 +109,8 @@ def store_url(docker_engine) -> str:
 
 def env_vars(store_url: str) -> dict:
     """What `--env-vars` overrides (only variables the template declares can be): the store,
-    a local cluster without SigV4; the issuer the MCP checks expect; the OAuth server's Cognito (PublicBaseUrl is a parameter)."""
-    return {
-        "Parameters": {"XMEMO_OPENSEARCH_URL": store_url, "XMEMO_OPENSEARCH_AUTH": "none", "XMEMO_OAUTH_ISSUER": ISSUER},
-        "OAuthFunction": {"XMEMO_OAUTH_TABLE": "xmemo-oauth-local", "XMEMO_COGNITO_DOMAIN": "https://xmemo-local.auth.us-east-1.amazoncognito.com",
-                          "XMEMO_COGNITO_CLIENT_ID": "local-interactive-client"},
-    }
+    a local cluster without SigV4, and the issuer the MCP checks expect."""
+    return {"Parameters": {"XMEMO_OPENSEARCH_URL": store_url, "XMEMO_OPENSEARCH_AUTH": "none", "XMEMO_OAUTH_ISSUER": ISSUER}}
 
 
 @pytest.fixture
