@@ -1,6 +1,6 @@
 #!/bin/bash
-# Builds, offline from the Debian and PyPI registries, the Lambda base image that
-# `sam local invoke --skip-pull-image` looks for, where no container registry is reachable:
+# Builds the Lambda base image that `sam local invoke --skip-pull-image` looks for, from
+# Debian's and PyPI's packages alone (no container registry is reachable here):
 #
 #   infra/lambda_base_image.sh python3.13 arm64   ->  public.ecr.aws/lambda/python:3.13-arm64
 #
