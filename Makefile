@@ -15,7 +15,7 @@ CHECKOV_VENV := .venv-checkov
 CHECKOV_VERSION := 3.3.30
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
-.PHONY: install test unit run requirements sam check-template build deploy clean
+.PHONY: install test unit run requirements sam sam-local check-template build deploy clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,9 +40,20 @@ CHROMEDRIVER := /usr/bin/chromedriver
 $(CHROMEDRIVER):
 	apt-get install -y -q chromium chromium-driver || (apt-get update -q && apt-get install -y -q chromium chromium-driver)
 
+# tests/sam_local run the real SAM CLI: Debian's Docker engine (its dockerd is started by the tests
+# when none answers, and stopped again), debootstrap and qemu-user-static to build the arm64 Lambda
+# base image offline (infra/lambda_base_image.sh; no container registry is reachable here).
+SAM_LOCAL_TOOLS := /usr/sbin/dockerd /usr/sbin/debootstrap /usr/bin/qemu-aarch64-static
+$(SAM_LOCAL_TOOLS):
+	apt-get install -y -q docker.io debootstrap qemu-user-static || (apt-get update -q && apt-get install -y -q docker.io debootstrap qemu-user-static)
+
 ## make test: create .venv, install everything, run every test (non-zero on any failure)
-test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER)
+test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER) $(SAM_LOCAL_TOOLS)
 	$(PY) -m pytest -q
+
+## make sam-local: `sam local invoke` and `sam local start-api` in Docker (docs/local-service.md)
+sam-local: $(STAMP) $(SAM_LOCAL_TOOLS)
+	$(PY) -m pytest -q tests/sam_local
 
 ## make unit: only the fast unit tests
 unit: $(STAMP)
@@ -69,7 +80,7 @@ check-template: $(STAMP) $(CHECKOV_STAMP)
 	$(PY) -m infra.template_rules template.yaml --checkov
 
 ## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
-## needs AWS credentials and python3.12 on PATH. The index is created by the stack itself.
+## needs AWS credentials and python3.13 on PATH. The index is created by the stack itself.
 build: $(STAMP)
 	$(VENV)/bin/sam build --parallel
 deploy: build

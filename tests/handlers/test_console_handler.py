@@ -13,6 +13,8 @@ from xmemo.local.events import rest_event
 from xmemo.local.functions import FunctionPool
 from xmemo.local.template import routes_of
 
+from tests.event_checks import check_console_page, check_not_found
+
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 
 
@@ -34,9 +36,7 @@ def get(monkeypatch):
 
 
 def test_the_page_and_its_files(get):
-    status, body, headers = get("/console")
-    assert status == 200 and headers["Content-Type"].startswith("text/html") and '<script type="module" src="console/app.js">' in body
-    assert "default-src 'none'" in headers["Content-Security-Policy"] and headers["Cache-Control"] == "no-store"
+    check_console_page(*get("/console"))
     status, body, headers = get("/console/app.js")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript") and "X-Frame-Options" in headers
 
@@ -44,7 +44,7 @@ def test_the_page_and_its_files(get):
 def test_anything_else_is_not_found(get):
     for path in ("/console/nope.js", "/console/index.html", "/console/..%2F__init__.py"):
         status, body, _ = get(path)
-        assert status == 404 and json.loads(body)["error"]["code"] == "not_found", path
+        check_not_found(status, body)
 
 
 def test_the_sign_in_configuration_follows_the_deployment(get):

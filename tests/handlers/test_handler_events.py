@@ -3,60 +3,29 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from xmemo import tools
-from xmemo.auth import principal_from_claims
 from xmemo.local.template import routes_of
 from xmemo.models import RememberInput
 
+from tests.event_checks import REST_EVENT_FILES, case_of, check_rest_answer, load_event, seed_reference, writer_of
+
 ROOT = Path(__file__).resolve().parents[2]
-EVENTS = ROOT / "events"
 TEMPLATE = ROOT / "template.yaml"
-EVENT_FILES = sorted(str(p.relative_to(EVENTS)) for p in EVENTS.glob("*/*.json") if p.parent.name not in ("mcp", "oauth"))  # mcp/: tests/unit/test_mcp_events.py; oauth/: tests/oauth/test_aws_facade.py
-EXPECTED = {
-    "missing_scope": (403, "insufficient_scope"),
-    "out_of_bounds": (422, "out_of_bounds"),
-    "malformed": (400, "invalid_request"),
-}
-
-
-def load_event(relative: str) -> dict:
-    return json.loads((EVENTS / relative).read_text())
-
-
-def writer_of(event: dict):
-    """The event's caller, allowed to write (to seed data for read events)."""
-    principal = principal_from_claims(event["requestContext"]["authorizer"]["claims"], "xmemo")
-    return replace(principal, scopes=frozenset({"xmemo/memory:write"}))
-
-
-def seed_reference(services, event: dict) -> None:
-    """Store a memory under the event's caller with the reference named in its path, so the
-    `valid` get/delete events find something."""
-    result = tools.remember(services, writer_of(event), RememberInput(content="seeded memory for the get/delete events"))
-    memory = result.memory.model_copy(update={"reference": event["pathParameters"]["reference"], "content_sha256": "seed"})
-    services.store.insert(memory)
+EVENT_FILES = REST_EVENT_FILES
 
 
 @pytest.mark.parametrize("relative", EVENT_FILES)
 def test_event_file(relative, invoke, services):
     event = load_event(relative)
-    case = relative.split("/")[-1].removesuffix(".json")
+    case = case_of(relative)
     if case == "valid" and event.get("pathParameters"):
         seed_reference(services, event)
     status, body, headers = invoke(event)
-    if case == "valid":
-        assert status in (200, 201), body
-        assert "error" not in body
-        assert headers["Content-Type"] == "application/json"
-    else:
-        expected_status, expected_code = EXPECTED[case]
-        assert (status, body["error"]["code"]) == (expected_status, expected_code), body
-        assert set(body) == {"error"} and set(body["error"]) <= {"code", "message", "details"}
+    check_rest_answer(case, status, body, headers)
 
 
 def test_every_rest_route_has_its_events():

@@ -1,43 +1,24 @@
 """`sam validate --lint` and `sam build` (no container) on template.yaml, as CI runs them.
 
 sam build resolves the layer's requirements for arm64 from PyPI and needs the template's
-runtime (python3.12) on PATH; a pyenv-installed one is found too."""
+runtime (python3.13) on PATH; a pyenv-installed one is found too."""
 
 from __future__ import annotations
 
-import glob
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from xmemo.local.layer import NOT_IN_LAYER
+from tests.samcli import SAM, sam_env
 from xmemo.local.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
-SAM = Path(sys.executable).with_name("sam")
 
 pytestmark = pytest.mark.integration
-
-
-def sam_env() -> dict[str, str]:
-    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"}
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        env.pop(name, None)
-    runtime = load_template(TEMPLATE)["Globals"]["Function"]["Runtime"]  # e.g. python3.12
-    on_path = shutil.which(runtime, path=env.get("PATH"))
-    if on_path is None or subprocess.run([on_path, "--version"], capture_output=True).returncode != 0:  # pyenv shims fail
-        root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-        version = runtime.removeprefix("python")
-        found = sorted(glob.glob(f"{root}/versions/{version}*/bin/{runtime}"))
-        assert found, f"sam build needs {runtime} on PATH (or under pyenv); none found"
-        env["PATH"] = f"{Path(found[-1]).parent}{os.pathsep}{env['PATH']}"
-    return env
 
 
 def test_sam_validate_lint():

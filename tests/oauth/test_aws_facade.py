@@ -19,6 +19,8 @@ from xmemo.config import Settings
 from xmemo.local.events import rest_event
 from xmemo.oauth.aws import build_facade, handle_event
 
+from tests.event_checks import check_oauth_metadata, check_oauth_unconfigured
+
 from .cognito_standin import CognitoStandIn
 from .conftest import create_table, dynamo_client
 
@@ -83,8 +85,7 @@ def params_for(client_id: str, challenge: str = "c" * 43, **over) -> dict:
 def test_the_event_files(aws):
     facade, *_ = aws
     status, meta, _ = call(facade, load("metadata"))
-    assert status == 200 and meta["issuer"] == BASE and meta["registration_endpoint"] == f"{BASE}/oauth2/register"
-    assert meta["client_id_metadata_document_supported"] is True and meta["code_challenge_methods_supported"] == ["S256"]
+    check_oauth_metadata(status, meta, BASE)
     status, reg, headers = call(facade, load("register"))
     assert status == 201 and reg["client_id"].startswith("dcr_") and headers["Cache-Control"] == "no-store"
     status, refused, _ = call(facade, load("token_bad_code"))
@@ -176,4 +177,4 @@ def test_unconfigured_is_a_clear_404(monkeypatch):
         out = handle_event(load("metadata"))
     finally:
         module._default_facade.cache_clear()
-    assert out["statusCode"] == 404 and "PublicBaseUrl" in out["body"]
+    check_oauth_unconfigured(out["statusCode"], out["body"])

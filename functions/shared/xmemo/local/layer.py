@@ -35,7 +35,7 @@ NOT_IN_LAYER = LAPTOP_ONLY + CLIENT_SIDE
 UNUSED = ("grpcio", "opensearch-protobufs", "protobuf")
 
 # Lambda's Python on Graviton; the template's Runtime names the same version (a test checks).
-PYTHON_VERSION = "3.12"
+PYTHON_VERSION = "3.13"
 PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_17_aarch64", "manylinux_2_28_aarch64")
 
 

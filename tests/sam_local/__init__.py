@@ -1,0 +1,1 @@
+"""`sam local invoke` and `sam local start-api` in Docker (issue 21)."""
