@@ -80,7 +80,7 @@ def test_only_titan_sizes_are_accepted():
 
 def test_configuration_chooses_bedrock_and_the_index_dimension_follows():
     settings = Settings(embedder="bedrock", bedrock_dimensions=512, bedrock_region="eu-west-1")
-    emb = make_embedder("bedrock", bedrock=settings)
+    emb = make_embedder("bedrock", bedrock=settings).inner  # under the query cache
     assert isinstance(emb, BedrockTitanEmbedder) and emb.dimension == 512 and emb._client is None  # lazy
     assert embedder_dimension("bedrock", settings) == 512
     assert embedder_dimension("none", settings) is None
