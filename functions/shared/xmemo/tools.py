@@ -12,6 +12,7 @@ from typing import Any
 
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import NotFound, OutOfBounds
+from .embedding import query_vector
 from .models import (
     CONTENT_MAX,
     LOCATION_MAX,
@@ -138,7 +139,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.retrieval
-    vector = svc.embedder.embed_query(inp.query) if svc.embedder is not None else None
+    vector = query_vector(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else None
     cands = svc.store.search(
         inp.query, vector, rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates, strict=False
     )
