@@ -71,7 +71,8 @@ def test_stored_contexts_equal_the_embedded_stores_after_writes_imports_and_dele
     """The same history on both stores (two speakers, two sessions, a temporary aside, a
     note in the default location, a forget in the middle, a forget by filter, then the
     whole thing imported for a second owner through `_bulk`) leaves every memory with the
-    same neighbours: the stems of the OpenSearch context are the SQLite context column."""
+    same neighbours: the OpenSearch context is the SQLite context column, term for term,
+    and the ranked terms are the memory's own terms twice and that context once."""
     lite_settings = Settings(data_dir=tmp_path, embedder="none")
     lite_store = SQLiteStore(tmp_path / "x.sqlite3")
     stores = {"sqlite": Services(lite_settings, lite_store, None, clock), "opensearch": os_services(osmem_clone.url, clock)}
@@ -106,8 +107,7 @@ def test_stored_contexts_equal_the_embedded_stores_after_writes_imports_and_dele
         out = {}
         for ref, ctx in contexts.items():
             memory = svc.store.get(ref, _everything(svc, ref))
-            stems = ctx.split() if name == "sqlite" else text.stems(ctx)
-            out[(memory.owner, memory.content)] = sorted(stems)
+            out[(memory.owner, memory.content)] = sorted(ctx.split())
         return out
 
     lite = by_content("sqlite", sqlite_contexts(lite_store), stores["sqlite"])
@@ -117,7 +117,26 @@ def test_stored_contexts_equal_the_embedded_stores_after_writes_imports_and_dele
     assert "lisbon" in hosted[yes] and "jacaranda" in hosted[yes]  # its neighbours since the forget
     assert "pistachio" not in hosted[yes] and "month" not in hosted[yes]
     assert hosted[("cy", yes[1])] == hosted[yes]  # imported in one `_bulk`, same neighbours
+    rows = {ref: (stems, ctx) for ref, stems, ctx in lite_store._conn.execute(
+        "SELECT m.reference, f.stems, f.context FROM memories m JOIN memories_fts f ON f.rowid = m.rowid")}
+    lite_rows = {(m.owner, m.content): rows[m.reference] for m in _all(stores["sqlite"])}
+    for memory in _all(stores["opensearch"]):
+        stems, ctx = lite_rows[(memory.owner, memory.content)]
+        assert raw_terms(stores["opensearch"])[memory.reference].split() == f"{stems} {stems} {ctx}".split()
     lite_store.close()
+
+
+def raw_terms(svc: Services) -> dict[str, str]:
+    """reference → the ranked `terms` field as stored."""
+    hits = svc.store.client.search(index=svc.store.alias, body={"size": 1000, "query": {"match_all": {}}})["hits"]["hits"]
+    return {h["_source"]["reference"]: h["_source"]["terms"] for h in hits}
+
+
+def _all(svc: Services):
+    from xmemo.auth import ReadFilter
+
+    rf = ReadFilter(holders=frozenset({"owner:ann", "owner:cy", "team:crew"}), now=svc.clock(), include_temporary=True)
+    return svc.store.list(rf, 100, None)[0]
 
 
 def _everything(svc: Services, reference: str):
@@ -141,7 +160,10 @@ def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, 
         assert embedded._recall(svc, p, "Lisbon") == [ask]  # no context field: no neighbour's words
     assert sum("no neighbouring-context field" in r.getMessage() for r in caplog.records) == 1
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
-    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v1", "xmemo-memories-v2", 2, 2)
+    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v1", "xmemo-memories-v3", 2, 2)
     svc = os_services(osmem_clone.url, clock)  # a new process: the new index has the field
     assert embedded._recall(svc, p, "Lisbon") == [ask, reply]
-    assert raw_contexts(svc) == {ask: "Bo: Yes, twice last year.", reply: "Ann: Have you ever been to Lisbon?"}
+    stems = lambda content: " ".join(text.stems(content))  # noqa: E731
+    assert raw_contexts(svc) == {ask: stems("Bo: Yes, twice last year."), reply: stems("Ann: Have you ever been to Lisbon?")}
+    own = stems("chat/session_1\nAnn: Have you ever been to Lisbon?").split()  # location and content, as `search_text`
+    assert raw_terms(svc)[ask].split() == own + own + stems("Bo: Yes, twice last year.").split()

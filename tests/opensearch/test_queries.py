@@ -68,17 +68,27 @@ def test_strict_lexical_needs_every_word_and_every_cjk_bigram():
     assert body["size"] == 10 and "embedding" in body["_source"]["excludes"]
 
 
-def test_tolerant_lexical_drops_stop_words_and_matches_any_term():
-    assert q.lexical_query("what is the Postgres database", strict=False) == {
+def test_tolerant_lexical_sends_the_embedded_stores_terms_to_the_ranked_field():
+    # stop words out, English Snowball stems, each term once: `text.query_terms`, as SQLite
+    assert q.lexical_query("what is the Postgres database and databases", strict=False) == {
+        "match": {"terms": {"query": "postgr databas", "operator": "or"}}
+    }
+    # only stop words: they are kept rather than searching for nothing
+    assert q.lexical_query("the", strict=False) == {"match": {"terms": {"query": "the", "operator": "or"}}}
+    assert q.lexical_query("Caroline's 작업", strict=False)["match"]["terms"]["query"] == "carolin s 작업"
+    assert q.lexical_query("  ,; ", strict=True) is None and q.lexical_query("  ,; ", strict=False) is None
+
+
+def test_tolerant_lexical_on_an_index_before_v3_uses_its_stemmed_subfields():
+    assert q.lexical_query("what is the Postgres database 작업", strict=False, ranked=False) == {
         "bool": {
-            "should": [{"multi_match": {"query": "Postgres database", "type": "most_fields",
-                                        "fields": ["text", "text.en", "text.fr"], "operator": "or"}}],
+            "should": [
+                {"multi_match": {"query": "Postgres database", "type": "most_fields", "fields": ["text", "text.en", "text.fr"], "operator": "or"}},
+                {"match": {"text.cjk": {"query": "작업", "operator": "or"}}},
+            ],
             "minimum_should_match": 1,
         }
     }
-    # only stop words: they are kept rather than searching for nothing
-    assert q.lexical_query("the", strict=False)["bool"]["should"][0]["multi_match"]["query"] == "the"
-    assert q.lexical_query("  ,; ", strict=True) is None
 
 
 def test_knn_body_puts_the_visibility_filter_inside_the_knn_clause():
@@ -121,6 +131,8 @@ def test_document_round_trip_and_slot_ids():
     m = memory()
     doc = q.to_document(m)
     assert doc["holder"] == "owner:alice" and doc["embedding"] == [0.5, 0.5] and doc["text"] == "default\nx\nhello"
+    assert doc["terms"] == "default x hello default x hello"  # its own terms twice, no neighbours yet (weight 0.5)
+    assert q.to_document(m, 0.25)["terms"] == " ".join(["default x hello"] * 4)
     assert q.from_document(doc) == m.model_copy(update={"embedding": None})  # vectors stay in the index
     assert q.slot_id(m) == q.slot_id(memory(reference="mem_B"))  # a retry lands on the same slot
     assert q.slot_id(m) != q.slot_id(memory(bucket="ops"))
@@ -135,7 +147,10 @@ def test_mapping_has_keywords_for_filters_and_a_vector_sized_by_the_embedder():
     assert props["temporary"] == {"type": "boolean"} and props["created_at"]["type"] == "date"
     assert props["embedding"]["dimension"] == 1024
     assert props["embedding"]["method"]["space_type"] == "cosinesimil"
-    assert set(props["text"]["fields"]) == {"en", "fr", "cjk"}
+    assert set(props["text"]["fields"]) == {"cjk"}  # strict search; the tolerant leg reads `terms`
+    assert props["terms"] == {"type": "text", "analyzer": "xm_terms"}
+    assert index_body(None)["settings"]["analysis"]["analyzer"]["xm_terms"] == {"type": "custom", "tokenizer": "whitespace"}
+    assert props["context"] == {"type": "text", "index": False}
     assert "embedding" not in mappings(None)["properties"]
     assert index_body(None)["settings"]["index"]["knn"] is False
     assert "number_of_shards" not in index_body(256, serverless=True)["settings"]["index"]

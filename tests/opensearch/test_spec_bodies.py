@@ -3,7 +3,7 @@ specification (`tests/opensearch/spec.py`): the ones osmem-server executes are r
 the wire while the tools run, and the ones it cannot execute (k-NN with a filter inside,
 `knn_vector` mappings with engine and space, `_msearch` with a k-NN leg) are recorded the
 same way and validated even though that server answers them with an error. The bodies of
-the neighbouring context (the boosted tolerant query, the neighbour `_msearch`, the
+the neighbouring context (the tolerant query on the ranked terms, the neighbour `_msearch`, the
 `_bulk` partial updates, a migration's rebuild and re-embedding) are among them."""
 
 from __future__ import annotations
@@ -114,8 +114,9 @@ def test_the_validator_rejects_what_the_specification_rejects():
     assert spec.errors("PUT", "/xmemo-memories-v1", body)
     assert spec.errors("POST", "/_bulk", [{"create": {"_index": "x", "_idd": "1"}}, {"content": "x"}])
     assert spec.errors("POST", "/_msearch", [{"index": "x", "preferenc": "a"}, {"size": 1}])
-    tolerant = q.lexical_search("ferry", ReadFilter(holders=frozenset({"owner:alice"}), now=None), 5, strict=False, context_weight=0.5)
-    tolerant["query"]["bool"]["must"][0]["bool"]["should"][0]["multi_match"]["fileds"] = ["context^0.5"]
+    tolerant = q.lexical_search("ferry", ReadFilter(holders=frozenset({"owner:alice"}), now=None), 5, strict=False)
+    match = tolerant["query"]["bool"]["must"][0]["match"]["terms"]
+    match["qery"] = match.pop("query")
     assert spec.errors("POST", "/xmemo-memories/_search", tolerant)
     neighbours = q.neighbour_searches(("owner:alice", "chat/1", False), datetime.now(timezone.utc), "mem_1", 2)
     neighbours[0]["search_aftr"] = neighbours[0].pop("search_after")
@@ -184,9 +185,9 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
     assert rec.rejected() == []
     assert {"create", "search", "msearch", "delete_by_query", "update", "indices", "reindex", "bulk"} <= rec.operations()
     bodies = [str(b) for _, _, b in rec.requests]
-    assert any("'context^0.5'" in b for b in bodies), "no tolerant query with the context boost was sent"
+    assert any("{'match': {'terms':" in b for b in bodies), "no tolerant query on the ranked terms was sent"
     assert any("'search_after'" in b and "'location'" in b for b in bodies), "no neighbour search was sent"
-    assert any("{'doc': {'context':" in b for b in bodies), "no context update was sent"
+    assert any("{'doc': {'context':" in b and "'terms':" in b for b in bodies), "no context update was sent"
 
 
 def test_a_migration_that_re_embeds_sends_accepted_bodies(osmem_clone, clock):

@@ -42,7 +42,7 @@ def test_the_sqlite_schema_declares_a_column_for_every_stored_field():
 
 
 def test_the_opensearch_mapping_declares_every_stored_field():
-    derived = {"text", "context"}  # the search text and the neighbouring context
+    derived = {"text", "terms", "context"}  # the search text, the ranked terms and the neighbouring context
     assert set(mappings(None)["properties"]) == {*records.STORED, *derived}
     assert set(mappings(8)["properties"]) == {*records.STORED, *derived, "embedding"}
 
@@ -97,3 +97,14 @@ def test_cursors_round_trip_and_reject_what_the_service_did_not_issue():
     for bad in ("not-a-cursor", records.encode_cursor([1]), records.encode_cursor([1, 2]), records.encode_cursor({"a": 1})):
         with pytest.raises(InvalidRequest):
             records.decode_cursor(bad, int, str)
+
+
+def test_ranked_terms_weigh_a_memorys_terms_against_its_neighbours_by_repetition():
+    assert records.terms_text(["Caroline's paintings", "", "작업을"]) == "carolin s paint 작업 업을"
+    own, ctx = "carolin paint", "race"
+    assert records.ranked_terms(own, ctx, 0.5) == "carolin paint carolin paint race"  # the SQLite row's count and length
+    assert records.ranked_terms(own, "", 0.5) == "carolin paint carolin paint"
+    assert records.ranked_terms(own, ctx, 0.25) == " ".join([own] * 4 + [ctx])
+    assert records.ranked_terms(own, "", 0.25) == " ".join([own] * 4)  # alike with or without neighbours
+    assert records.ranked_terms(own, ctx, 2) == f"{own} {ctx} {ctx}"
+    assert records.ranked_terms(own, ctx, 0) == f"{own} {own}"

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
+from .. import text
 from ..errors import InvalidRequest
 from ..models import Memory
 
@@ -110,6 +111,34 @@ def search_text(memory: Memory) -> str:
     return "\n".join(filter(None, [memory.title, memory.location, " ".join(memory.tags), memory.content]))
 
 
+def terms_text(texts: Sequence[str]) -> str:
+    """The tolerant leg's indexed terms of `texts`, space-separated: `text.stems` (English
+    Snowball stems, CJK bigrams), as the SQLite store's `stems` and `context` columns hold
+    them. The OpenSearch store indexes them with a whitespace analyzer, so both stores
+    search the same terms whatever stemmer the cluster ships."""
+    return " ".join(" ".join(text.stems(t)) for t in texts if t)
+
+
+def ranked_terms(own: str, context: str, context_weight: float) -> str:
+    """The one field the OpenSearch store ranks the tolerant leg by: the memory's terms
+    and its neighbours' (`terms_text`), repeated in the ratio of their weights. One field
+    because the SQLite store's BM25 scores a row, not a column: a term's count is
+    `stems + context_weight x context` and the length is the whole row's (words, stems,
+    context), and BM25 over one field of `own` twice and `context` once has exactly that
+    count (doubled) and that length at the default weight 0.5. Per-field BM25 summed over
+    two fields ranks differently (LoCoMo: `python -m xmemo.bench.locomo.scoring`).
+    Other weights: `own` round(1/weight) times (weight <= 1) or `context` round(weight)
+    times, with or without neighbours, so every document is weighted alike; 0 leaves the
+    context out."""
+    if context_weight <= 0:
+        copies, times = 2, 0
+    elif context_weight <= 1:
+        copies, times = max(1, round(1 / context_weight)), 1
+    else:
+        copies, times = 1, round(context_weight)
+    return " ".join(filter(None, [own] * copies + [context] * times))
+
+
 # -- neighbouring context -----------------------------------------------------------------
 # A memory's context is the content of the memories just before and just after it (by
 # `created_at`, then reference or row order) in its group: same holder (so it is only ever
@@ -134,8 +163,8 @@ def context_group(memory: Memory) -> tuple[Any, ...] | None:
 
 
 def context_text(neighbours: Sequence[str]) -> str:
-    """The context field's text: the neighbours' contents, the one before first."""
-    return "\n".join(n for n in neighbours if n)
+    """The context field's text: the terms of the neighbours' contents, the one before first."""
+    return terms_text(neighbours)
 
 
 # -- list cursors --------------------------------------------------------------------------

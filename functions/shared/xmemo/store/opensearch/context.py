@@ -1,14 +1,14 @@
 """Neighbouring context on OpenSearch, as the SQLite store keeps it (`records.CONTEXT_GROUP`):
-a document's `context` holds the content of the memories just before and just after it in
-its group, so the tolerant query finds a turn like "Yes, twice last year" by the question
-its neighbour asked.
+a document's `context` holds the terms (`records.context_text`) of the memories just before
+and just after it in its group, so the tolerant query finds a turn like "Yes, twice last
+year" by the question its neighbour asked.
 
 With no transaction to lean on, the context is rewritten after the fact: every position
 that changed (a memory stored, a memory deleted) is looked up with two searches (two
 memories before it, two after, one `_msearch` for a whole batch), and the memories next
 to it get their context recomputed in one `_bulk` of partial updates. Two per side because
 a neighbour's own context needs its other neighbour too. `rebuild` recomputes every
-document's context in group order (after a migration, or to repair one)."""
+document's context and terms in group order (after a migration, or to repair one)."""
 
 from __future__ import annotations
 
@@ -26,19 +26,23 @@ WINDOW = 2  # memories fetched per side of a changed position
 
 @dataclass(frozen=True)
 class Position:
-    """Where a change happened in a context group. `doc_id` and `content` name the memory
-    now at that position (a stored one), or are None (a deleted one)."""
+    """Where a change happened in a context group. `doc_id`, `content` and `text` (its
+    search text) name the memory now at that position (a stored one), or are None (a
+    deleted one)."""
 
     group: tuple[Any, ...]
     created_at: datetime
     reference: str
     doc_id: str | None = None
     content: str | None = None
+    text: str | None = None
 
 
 def stored_at(memory: Memory, doc_id: str) -> Position | None:
     group = records.context_group(memory)
-    return None if group is None else Position(group, memory.created_at, memory.reference, doc_id, memory.content)
+    if group is None:
+        return None
+    return Position(group, memory.created_at, memory.reference, doc_id, memory.content, records.search_text(memory))
 
 
 def deleted_at(src: dict[str, Any]) -> Position | None:
@@ -55,31 +59,37 @@ def searches(positions: Sequence[Position]) -> list[dict[str, Any]]:
     return [b for p in positions for b in q.neighbour_searches(p.group, p.created_at, p.reference, WINDOW)]
 
 
-def contexts(positions: Sequence[Position], answers: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """Document id → its new context, from `searches`' answers. Every window is read
-    after all the batch's changes, so overlapping windows agree."""
-    out: dict[str, str] = {}
+def contexts(positions: Sequence[Position], answers: Sequence[dict[str, Any]], context_weight: float) -> dict[str, tuple[str, str]]:
+    """Document id → its new (context, ranked terms), from `searches`' answers. Every
+    window is read after all the batch's changes, so overlapping windows agree."""
+    out: dict[str, tuple[str, str]] = {}
+
+    def put(me: tuple[str, str, str], *neighbours: tuple[str, str, str] | None) -> None:
+        context = records.context_text([n[1] for n in neighbours if n is not None])
+        out[me[0]] = (context, records.ranked_terms(records.terms_text([me[2]]), context, context_weight))
+
     for n, pos in enumerate(positions):
-        before = [(h["_id"], h["_source"].get("content", "")) for h in answers[2 * n]["hits"]["hits"]]
-        after = [(h["_id"], h["_source"].get("content", "")) for h in answers[2 * n + 1]["hits"]["hits"]]
+        before = [_entry(h) for h in answers[2 * n]["hits"]["hits"]]
+        after = [_entry(h) for h in answers[2 * n + 1]["hits"]["hits"]]
         prev, prev2 = (before + [None, None])[:2]
         nxt, nxt2 = (after + [None, None])[:2]
-        centre = (pos.doc_id, pos.content or "") if pos.doc_id else None
+        centre = (pos.doc_id, pos.content or "", pos.text or "") if pos.doc_id else None
         if centre:
-            out[centre[0]] = _text(prev, nxt)
+            put(centre, prev, nxt)
         if prev:
-            out[prev[0]] = _text(prev2, centre or nxt)
+            put(prev, prev2, centre or nxt)
         if nxt:
-            out[nxt[0]] = _text(centre or prev, nxt2)
+            put(nxt, centre or prev, nxt2)
     return out
 
 
-def _text(*neighbours: tuple[str, str] | None) -> str:
-    return records.context_text([n[1] for n in neighbours if n is not None])
+def _entry(hit: dict[str, Any]) -> tuple[str, str, str]:
+    """(document id, content, search text) of a neighbour search's hit."""
+    return hit["_id"], hit["_source"].get("content", ""), hit["_source"].get("text", "")
 
 
 # -- rebuilding every context ---------------------------------------------------------------
-REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content")
+REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content", "text")
 
 
 def _in_group_order(search: Callable[[dict[str, Any]], list[dict[str, Any]]], page: int) -> Iterator[dict[str, Any]]:
@@ -117,9 +127,11 @@ def rebuild(
     index: str,
     embed: Callable[[list[str]], Sequence[Sequence[float]]] | None = None,
     page: int = 500,
+    context_weight: float = 0.5,
 ) -> int:
-    """Recompute every document's context (and, with `embed`, its vector) in `index`;
-    the number of documents updated. `search` runs a `_search` body on `index` and returns
+    """Recompute every document's context and ranked terms (from its search text and the
+    context; an index copied from mapping v1/v2 has neither) and, with `embed`, its
+    vector in `index`; the number of documents updated. `search` runs a `_search` body on `index` and returns
     its hits; `bulk` sends `_bulk` lines and returns the answer."""
     done = 0
     stream = with_neighbours(_in_group_order(search, page))
@@ -127,7 +139,8 @@ def rebuild(
         vectors = embed([h["_source"].get("content", "") for h, _ in batch]) if embed else None
         lines: list[dict[str, Any]] = []
         for i, (hit, ctx) in enumerate(batch):
-            doc: dict[str, Any] = {"context": ctx}
+            own = records.terms_text([hit["_source"].get("text", "")])
+            doc: dict[str, Any] = {"context": ctx, "terms": records.ranked_terms(own, ctx, context_weight)}
             if vectors is not None:
                 doc["embedding"] = [float(x) for x in vectors[i]]
             lines += [{"update": {"_index": index, "_id": hit["_id"]}}, {"doc": doc}]

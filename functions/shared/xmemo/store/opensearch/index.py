@@ -9,14 +9,20 @@ copies documents with `_reindex` (re-embedding when the vectors change), and swa
 alias in one `_aliases` call, so readers never see a missing or half-filled index.
 
 v2: the `context` field (neighbouring context, `records.CONTEXT_GROUP`) and the embedder
-in the name and `_meta`."""
+in the name and `_meta`.
+v3: the tolerant leg's terms computed where the SQLite store computes its own
+(`records.terms_text`: English Snowball stems, CJK bigrams) and ranked in one field,
+`terms` (`records.ranked_terms`: the memory's terms and its neighbours' in the ratio of
+the context weight), so both stores search the same terms and score them as one row;
+`context` keeps the neighbours' terms (stored, not searched) and the cluster's
+English/French stemmer subfields are gone. Strict search still reads `text`."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-MAPPING_VERSION = 2
+MAPPING_VERSION = 3
 
 # French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
 # rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
@@ -31,10 +37,6 @@ ANALYSIS: dict[str, Any] = {
         # Bigrams of letters: Korean partial words (작업 finds 작업을), Chinese and Japanese.
         "xm_bigram": {"type": "ngram", "min_gram": 2, "max_gram": 2, "token_chars": ["letter", "digit"]},
     },
-    "filter": {
-        "xm_english_stem": {"type": "stemmer", "language": "english"},
-        "xm_french_stem": {"type": "stemmer", "language": "french"},
-    },
     "analyzer": {
         # Exact words, accent- and case-folded: search_memory's all-terms match.
         "xm_words": {
@@ -43,39 +45,23 @@ ANALYSIS: dict[str, Any] = {
             "tokenizer": "standard",
             "filter": ["lowercase", "asciifolding"],
         },
-        "xm_english": {
-            "type": "custom",
-            "char_filter": ["xm_french_elision"],
-            "tokenizer": "standard",
-            "filter": ["lowercase", "asciifolding", "xm_english_stem"],
-        },
-        "xm_french": {
-            "type": "custom",
-            "char_filter": ["xm_french_elision"],
-            "tokenizer": "standard",
-            "filter": ["lowercase", "xm_french_stem", "asciifolding"],
-        },
         "xm_cjk": {"type": "custom", "tokenizer": "xm_bigram", "filter": ["cjk_width", "lowercase"]},
+        # Terms analysed already (`records.terms_text`): split on spaces, nothing else, so
+        # the cluster's stemmer (Porter for `english`, none for possessives) never applies.
+        "xm_terms": {"type": "custom", "tokenizer": "whitespace"},
     },
 }
 
 _KEYWORDS = ("reference", "holder", "owner", "team", "project", "bucket", "type", "boundary",
              "supersedes", "superseded_by", "content_sha256", "tags", "location")
 _DATE = {"type": "date", "format": "strict_date_optional_time||epoch_millis"}
-_SEARCHED = {
-    "type": "text",
-    "analyzer": "xm_words",
-    "fields": {
-        "en": {"type": "text", "analyzer": "xm_english"},
-        "fr": {"type": "text", "analyzer": "xm_french"},
-        "cjk": {"type": "text", "analyzer": "xm_cjk"},
-    },
-}
+_STRICT = {"type": "text", "analyzer": "xm_words", "fields": {"cjk": {"type": "text", "analyzer": "xm_cjk"}}}
 
 
 def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | None = None) -> dict[str, Any]:
-    """Strict mappings: keyword fields for every filter, dates, the search text and the
-    neighbouring context with a subfield per analysis, the content stored but not indexed,
+    """Strict mappings: keyword fields for every filter, dates, the search text (strict
+    search), the tolerant leg's ranked terms (`records.ranked_terms`), the neighbours'
+    terms and the content stored but not indexed,
     and a `knn_vector` whose dimension comes from the embedder (omitted when there is none).
     `_meta` names the mapping version and the embedder whose vectors the index holds."""
     props: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
@@ -88,9 +74,11 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
             "title": {"type": "text", "index": False},
             "content": {"type": "text", "index": False},
             "source": {"type": "object", "enabled": False},
-            "text": dict(_SEARCHED),
-            # the neighbours' content, analysed as `text` is; read by the tolerant query only
-            "context": dict(_SEARCHED),
+            "text": dict(_STRICT),
+            # the memory's and its neighbours' terms, weighted by repetition: the tolerant query only
+            "terms": {"type": "text", "analyzer": "xm_terms"},
+            # the neighbours' terms as such, kept to recompute `terms` (never searched)
+            "context": {"type": "text", "index": False},
         }
     )
     if dimension:

@@ -29,6 +29,7 @@ class IndexPlan:
     replicas: int = 1
     embedder: str | None = None
     embed: Embed | None = None
+    context_weight: float = 0.5  # the ratio `records.ranked_terms` writes into every document
 
     def body(self) -> dict[str, Any]:
         return index_body(
@@ -116,6 +117,7 @@ def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, A
         lambda lines: client.bulk(index=target, body=lines, refresh=True, request_timeout=600),
         target,
         plan.embed if re_embed else None,
+        context_weight=plan.context_weight,
     )
     client.indices.update_aliases(
         body={"actions": [{"remove": {"index": source, "alias": plan.alias}}, {"add": {"index": target, "alias": plan.alias}}]}

@@ -21,7 +21,7 @@ from ...models import Memory
 from .. import records
 
 # Fields a caller gets back; the embedding and the derived search texts stay in the index.
-SOURCE_EXCLUDES = ["embedding", "text", "context"]
+SOURCE_EXCLUDES = ["embedding", "text", "terms", "context"]
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -38,10 +38,12 @@ DOCUMENT = records.Codec(
 )
 
 
-def to_document(memory: Memory) -> dict[str, Any]:
-    """The record's fields, the search text and the vector; None values are left out."""
+def to_document(memory: Memory, context_weight: float = 0.5) -> dict[str, Any]:
+    """The record's fields, the search text, its ranked terms (no neighbours yet: the
+    context rewrite adds theirs) and the vector; None values are left out."""
     doc = records.to_record(memory, DOCUMENT)
     doc["text"] = records.search_text(memory)
+    doc["terms"] = records.ranked_terms(records.terms_text([doc["text"]]), "", context_weight)
     if memory.embedding is not None:
         doc["embedding"] = [float(x) for x in memory.embedding]
     return {k: v for k, v in doc.items() if v is not None}
@@ -120,15 +122,17 @@ def _boosted(fields: Sequence[str], weight: float) -> list[str]:
     return [f"{f}^{weight:g}" for f in fields]
 
 
-def lexical_query(query: str, *, strict: bool, context_weight: float = 0.0) -> dict[str, Any] | None:
+def lexical_query(query: str, *, strict: bool, ranked: bool = True) -> dict[str, Any] | None:
     """The scoring part of a lexical search, or None when the query has no terms.
 
     strict (search_memory): every word must match the unstemmed `text` field and every
-    CJK run all its bigrams (`operator: and`), no stemming, no fuzziness; never `context`.
-    tolerant (recall): any term of the English- or French-stemmed subfields, the exact
-    words, or CJK bigrams; more matching terms and fields score higher. With a
-    `context_weight`, the same fields of `context` (the neighbours' words) count too,
-    boosted by it, as the SQLite store weighs its context column."""
+    CJK run all its bigrams (`operator: and`), no stemming, no fuzziness; never the context.
+    tolerant (recall): any of the query's terms as the SQLite store computes them
+    (`text.query_terms`: stems, stop words out, each term once) in `terms`, the memory's
+    and its neighbours' terms weighted by repetition (`records.ranked_terms`), so a term
+    is scored once over the whole row, as the SQLite store scores it. `ranked=False` is
+    the tolerant query of an index older than mapping v3 (no `terms`): its words on the
+    English- and French-stemmed subfields of `text`, until `xmemo opensearch migrate`."""
     words, cjk = split_scripts(query)
     if not words and not cjk:
         return None
@@ -139,26 +143,26 @@ def lexical_query(query: str, *, strict: bool, context_weight: float = 0.0) -> d
         for run in dict.fromkeys(cjk):
             must.append({"match": {"text.cjk": {"query": run, "operator": "and"}}})
         return {"bool": {"must": must}}
+    if not ranked:
+        return _before_v3(words, cjk)
+    found = " ".join(text.query_terms(query, strict=False))
+    return {"match": {"terms": {"query": found, "operator": "or"}}} if found else None
+
+
+def _before_v3(words: list[str], cjk: list[str]) -> dict[str, Any]:
+    """The tolerant query of a v1/v2 index (no context: its `context` holds raw content)."""
     should: list[dict[str, Any]] = []
-    context = context_weight > 0
     if words:
         q = " ".join(text.without_stop_words(words, words))
-        fields = ["text", "text.en", "text.fr"]
-        fields += _boosted(["context", "context.en", "context.fr"], context_weight) if context else []
-        should.append({"multi_match": {"query": q, "type": "most_fields", "fields": fields, "operator": "or"}})
+        should.append({"multi_match": {"query": q, "type": "most_fields", "fields": ["text", "text.en", "text.fr"], "operator": "or"}})
     if cjk:
-        runs = " ".join(dict.fromkeys(cjk))
-        if context:
-            fields = ["text.cjk", *_boosted(["context.cjk"], context_weight)]
-            should.append({"multi_match": {"query": runs, "type": "most_fields", "fields": fields, "operator": "or"}})
-        else:
-            should.append({"match": {"text.cjk": {"query": runs, "operator": "or"}}})
+        should.append({"match": {"text.cjk": {"query": " ".join(dict.fromkeys(cjk)), "operator": "or"}}})
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
-def lexical_search(query: str, rf: ReadFilter, k: int, *, strict: bool, context_weight: float = 0.0) -> dict[str, Any] | None:
+def lexical_search(query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True) -> dict[str, Any] | None:
     """A `_search` body: the lexical query scored, the visibility filter not scored."""
-    scoring = lexical_query(query, strict=strict, context_weight=context_weight)
+    scoring = lexical_query(query, strict=strict, ranked=ranked)
     if scoring is None or k <= 0:
         return None
     return {
@@ -297,7 +301,7 @@ def neighbour_searches(group: Sequence[Any], created_at: datetime, reference: st
         {
             "size": per_side,
             "track_total_hits": False,
-            "_source": ["content"],
+            "_source": ["content", "text"],
             "query": {"bool": {"filter": clauses}},
             "sort": [{"created_at": order}, {"reference": order}],
             "search_after": after,
@@ -306,9 +310,9 @@ def neighbour_searches(group: Sequence[Any], created_at: datetime, reference: st
     ]
 
 
-def context_update(index: str, doc_id: str, context: str) -> list[dict[str, Any]]:
-    """`_bulk` lines that set one document's context."""
-    return [{"update": {"_index": index, "_id": doc_id}}, {"doc": {"context": context}}]
+def context_update(index: str, doc_id: str, context: str, terms: str) -> list[dict[str, Any]]:
+    """`_bulk` lines that set one document's context and the ranked terms that include it."""
+    return [{"update": {"_index": index, "_id": doc_id}}, {"doc": {"context": context, "terms": terms}}]
 
 
 def positions_search(query: dict[str, Any], size: int, after: list[Any] | None = None) -> dict[str, Any]:

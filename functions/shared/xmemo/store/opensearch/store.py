@@ -46,10 +46,11 @@ class OpenSearchStore:
         self.caller = caller or Caller.from_settings(settings)
         self.plan = IndexPlan(
             self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss", settings.opensearch_replicas,
-            embedder=self.embedder,
+            embedder=self.embedder, context_weight=float(context_weight),
         )
         self.context_weight = float(context_weight)
-        self.context_on = True  # off when the index predates the `context` field (mapping v1)
+        self.context_on = True  # off when the index predates the `context` field (mapping v1) or `terms` (v2)
+        self.ranked = True  # off when the index predates the ranked `terms` field (mapping v3)
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
@@ -120,11 +121,18 @@ class OpenSearchStore:
             log.info("index mapping not read (%s); context and the semantic leg stay on", type(exc).__name__)
             return
         props, meta = mapping.get("properties", {}), mapping.get("_meta") or {}
-        if "context" not in props:
+        version = meta.get("xmemo_mapping_version", "?")
+        if "terms" not in props:
+            self.ranked = self.context_on = False
+            log.warning(
+                "the index has no analysed-terms field (mapping v%s): recall runs with the cluster's stemmers and "
+                "without neighbouring context, not as the embedded store ranks; run `xmemo opensearch migrate`", version,
+            )
+        elif "context" not in props:
             self.context_on = False
             log.warning(
                 "the index has no neighbouring-context field (mapping v%s): recall runs without it; "
-                "run `xmemo opensearch migrate`", meta.get("xmemo_mapping_version", "?"),
+                "run `xmemo opensearch migrate`", version,
             )
         if not self.knn:
             return
@@ -170,9 +178,11 @@ class OpenSearchStore:
         without the vector field, or of another size, would refuse the write)."""
         if not self._ready:
             self._ensure_index(deadline)
-        doc = q.to_document(memory)
+        doc = q.to_document(memory, self.context_weight)
         if not self.knn:
             doc.pop("embedding", None)
+        if not self.ranked:  # an index before mapping v3 would refuse the field (dynamic: strict)
+            doc.pop("terms", None)
         return doc
 
     def _params(self) -> dict[str, Any]:
@@ -359,7 +369,11 @@ class OpenSearchStore:
                 body = q.msearch_body(self.alias, ctx.searches(part))
                 # index-scoped paths: the scheduled purge's role may touch the memory index only
                 answers = self._call("context", lambda t: _checked(self.client.msearch(index=self.alias, body=body, request_timeout=t)))
-                lines = [line for doc_id, text in ctx.contexts(part, answers).items() for line in q.context_update(self.alias, doc_id, text)]
+                lines = [
+                    line
+                    for doc_id, (context, terms) in ctx.contexts(part, answers, self.context_weight).items()
+                    for line in q.context_update(self.alias, doc_id, context, terms)
+                ]
                 if not lines:  # the last memories of their groups were deleted: nobody is left to update
                     continue
                 response = self._call("context", lambda t: self.client.bulk(index=self.alias, body=lines, request_timeout=max(t, 1.0)))
@@ -430,8 +444,7 @@ class OpenSearchStore:
     ) -> Candidates:
         if not self._ready:
             self._ensure_index(None)  # settles the k-NN and context capabilities before the first query
-        weight = self.context_weight if self.context_on else 0.0
-        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, context_weight=weight)
+        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked)
         wants_semantic = vector is not None and semantic_k > 0 and not strict
         semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
         searches = [b for b in (lexical, semantic) if b is not None]
