@@ -117,6 +117,7 @@ def main() -> None:
     recalls: dict[str, dict[int, list[float]]] = {name: {1: [], 10: [], 20: []} for name in names}
     agree: list[bool] = []
     lost: list[tuple[str, float, float]] = []  # question, its evidence rows' length, osmem's top-10 rows' length
+    averages: list[tuple[float, float]] = []  # per conversation: the `terms` field's mean length, osmem's "average"
     for number, conv in enumerate(data.load(args.data)[: args.conversations]):
         with tempfile.TemporaryDirectory() as tmp:
             system = XMemoSystem(settings, None, Path(tmp), owner=f"scoring-{number}")
@@ -131,6 +132,7 @@ def main() -> None:
             words = [len(r["words"].split()) for r in rows]
             stems, context = Field([r["stems"] for r in rows]), Field([r["context"] for r in rows])
             row = row_field([r["stems"] for r in rows], [r["context"] for r in rows], weight)
+            averages.append((row.mean, row.osmem_avg))
             from ...tools import _read_filter
 
             rf = _read_filter(system.svc, system.principal, object())
@@ -162,6 +164,10 @@ def main() -> None:
     print("| scoring | recall@1 | recall@10 | recall@20 |\n| --- | --- | --- | --- |")
     for name, by_k in recalls.items():
         print(f"| {name} | " + " | ".join(f"{fmean(v):.3f}" for v in by_k.values()) + " |")
+    print(
+        f"\nthe `terms` field holds {fmean(m for m, _ in averages):.1f} terms per memory on average; osmem's BM25 "
+        f"divides by {fmean(a for _, a in averages):.1f} (distinct terms per document + 1)"
+    )
     if lost:
         print(
             f"\nosmem's formula keeps fewer evidence turns in its top 10 than Lucene's on {len(lost)} questions; "
