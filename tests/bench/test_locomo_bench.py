@@ -145,3 +145,16 @@ def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, 
     assert any(r["nonsense_empty"] > 0 for r in rows[1:])
     assert all(0.0 <= r["seeds_recall@3"] <= 1.0 for r in rows) and rows[0]["seeds_recall@3"] == 1.0
     assert "Relevance floors swept" in printed
+
+
+def test_the_scoring_replica_ranks_as_the_sqlite_store_and_osmem_as_pinned(locomo_file: Path):
+    """`python -m xmemo.bench.locomo.scoring`: its FTS5 replica gives the embedded store's
+    own top 10 on every question, so the Lucene and osmem rows beside it (same terms,
+    other formulas) are comparable with the store's figure."""
+    from xmemo.bench.locomo import data, scoring
+
+    out = scoring.measure(data.load(locomo_file))
+    assert out["questions"] == 6 and out["agree"] == 1.0
+    assert out["recall"]["fts5"] == out["recall"]["store"]
+    assert set(out["recall"]) == {"store", "fts5", "lucene two fields", "lucene", "osmem"}
+    assert out["mean_length"] > out["osmem_average"] > 1

@@ -167,3 +167,28 @@ def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, 
     assert raw_contexts(svc) == {ask: stems("Bo: Yes, twice last year."), reply: stems("Ann: Have you ever been to Lisbon?")}
     own = stems("chat/session_1\nAnn: Have you ever been to Lisbon?").split()  # location and content, as `search_text`
     assert raw_terms(svc)[ask].split() == own + own + stems("Bo: Yes, twice last year.").split()
+
+
+def test_a_v2_index_runs_with_its_older_query_until_migrate_ranks_it_as_sqlite(osmem_clone, clock, caplog):
+    """An index without the ranked `terms` (mapping v2) takes writes (no field it would
+    refuse), answers the tolerant leg with its older query and no context, warns once;
+    `migrate` moves it to v3 and computes every document's terms."""
+    client = OpenSearch(hosts=[osmem_clone.url])
+    old = index_body(None)
+    del old["mappings"]["properties"]["terms"]
+    old["mappings"]["_meta"] = {"xmemo_mapping_version": 2}
+    client.indices.create(index="xmemo-memories-v2", body={**old, "aliases": {"xmemo-memories": {}}})
+    svc = os_services(osmem_clone.url, clock)
+    p = make_principal()
+    with caplog.at_level("WARNING", logger="xmemo.store.opensearch"):
+        ask = embedded._say(svc, p, "Ann: Have you ever been to Lisbon?")
+        reply = embedded._say(svc, p, "Bo: Yes, twice last year.")
+        assert embedded._recall(svc, p, "Lisbon") == [ask]
+    assert sum("no analysed-terms field (mapping v2)" in r.getMessage() for r in caplog.records) == 1
+    assert "terms" not in client.get(index="xmemo-memories", id=svc.store.client.search(
+        index="xmemo-memories", body={"query": {"term": {"reference": ask}}})["hits"]["hits"][0]["_id"])["_source"]
+    moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
+    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v2", "xmemo-memories-v3", 2, 2)
+    svc = os_services(osmem_clone.url, clock)
+    assert embedded._recall(svc, p, "Lisbon") == [ask, reply]  # the reply through its neighbour's terms
+    assert all(raw_terms(svc).values())

@@ -33,11 +33,14 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 from statistics import fmean
+from typing import Any, Sequence
 
 from ... import text
 from ...config import Settings
 from ...store import records
+from ...tools import _read_filter
 from . import data
+from .data import Conversation
 from .metrics import recall_at_k
 from .system import XMemoSystem
 
@@ -106,11 +109,10 @@ def fts5(terms: list[str], words: list[int], stems: Field, context: Field, weigh
     return out
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", type=Path, required=True)
-    p.add_argument("--conversations", type=int)
-    args = p.parse_args()
+def measure(conversations: Sequence[Conversation]) -> dict[str, Any]:
+    """Each formula's recall over `conversations`, how often the FTS5 replica's top 10 is
+    the store's, the `terms` field's mean length against osmem's average, and the
+    questions where osmem's formula loses evidence turns that Lucene's keeps."""
     settings = Settings(embedder="none")
     weight = settings.context_weight
     names = ("store", "fts5", "lucene two fields", "lucene", "osmem")
@@ -118,14 +120,13 @@ def main() -> None:
     agree: list[bool] = []
     lost: list[tuple[str, float, float]] = []  # question, its evidence rows' length, osmem's top-10 rows' length
     averages: list[tuple[float, float]] = []  # per conversation: the `terms` field's mean length, osmem's "average"
-    for number, conv in enumerate(data.load(args.data)[: args.conversations]):
+    for number, conv in enumerate(conversations):
         with tempfile.TemporaryDirectory() as tmp:
             system = XMemoSystem(settings, None, Path(tmp), owner=f"scoring-{number}")
             for turn in conv.turns:
                 system.remember(turn)
-            conn = system.store._conn
-            rows = conn.execute(
-                "SELECT m.rowid, m.reference, f.words, f.stems, f.context FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
+            rows = system.store._conn.execute(
+                "SELECT m.reference, f.words, f.stems, f.context FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
                 "ORDER BY m.created_at DESC, m.rowid DESC"
             ).fetchall()
             refs = [r["reference"] for r in rows]
@@ -133,18 +134,17 @@ def main() -> None:
             stems, context = Field([r["stems"] for r in rows]), Field([r["context"] for r in rows])
             row = row_field([r["stems"] for r in rows], [r["context"] for r in rows], weight)
             averages.append((row.mean, row.osmem_avg))
-            from ...tools import _read_filter
-
             rf = _read_filter(system.svc, system.principal, object())
+            everyone = range(len(rows))
             for q in conv.questions:
                 terms = text.query_terms(q.text, strict=False)
                 scores = {
                     "fts5": fts5(terms, words, stems, context, weight),
-                    "lucene two fields": [sum(stems.lucene(t, i) + weight * context.lucene(t, i) for t in terms) for i in range(len(rows))],
-                    "lucene": [sum(row.lucene(t, i) for t in terms) for i in range(len(rows))],
-                    "osmem": [sum(row.osmem(t, i) for t in terms) for i in range(len(rows))],
+                    "lucene two fields": [sum(stems.lucene(t, i) + weight * context.lucene(t, i) for t in terms) for i in everyone],
+                    "lucene": [sum(row.lucene(t, i) for t in terms) for i in everyone],
+                    "osmem": [sum(row.osmem(t, i) for t in terms) for i in everyone],
                 }
-                ranked = {name: [i for i in sorted(range(len(rows)), key=lambda i: -s[i]) if s[i] > 0][:60] for name, s in scores.items()}
+                ranked = {name: [i for i in sorted(everyone, key=lambda i: -s[i]) if s[i] > 0][:60] for name, s in scores.items()}
                 lexical = system.store.search(q.text, None, rf, lexical_k=60, semantic_k=0, strict=False).lexical
                 store_refs = [h.memory.reference for h in lexical]
                 agree.append(store_refs[:10] == [refs[i] for i in ranked["fts5"][:10]])
@@ -160,14 +160,31 @@ def main() -> None:
                     for k in recalls[name]:
                         recalls[name][k].append(recall_at_k(ids, q.evidence, k))
             system.close()
-    print(f"lexical leg alone, {len(agree)} questions; fts5 replica's top 10 = the SQLite store's for {fmean(agree):.3f} of them\n")
+    return {
+        "questions": len(agree),
+        "agree": fmean(agree),
+        "recall": {name: {k: fmean(v) for k, v in by_k.items()} for name, by_k in recalls.items()},
+        "mean_length": fmean(m for m, _ in averages),
+        "osmem_average": fmean(a for _, a in averages),
+        "lost": lost,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--conversations", type=int)
+    args = p.parse_args()
+    out = measure(data.load(args.data)[: args.conversations])
+    print(f"lexical leg alone, {out['questions']} questions; fts5 replica's top 10 = the SQLite store's for {out['agree']:.3f} of them\n")
     print("| scoring | recall@1 | recall@10 | recall@20 |\n| --- | --- | --- | --- |")
-    for name, by_k in recalls.items():
-        print(f"| {name} | " + " | ".join(f"{fmean(v):.3f}" for v in by_k.values()) + " |")
+    for name, by_k in out["recall"].items():
+        print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in by_k.values()) + " |")
     print(
-        f"\nthe `terms` field holds {fmean(m for m, _ in averages):.1f} terms per memory on average; osmem's BM25 "
-        f"divides by {fmean(a for _, a in averages):.1f} (distinct terms per document + 1)"
+        f"\nthe `terms` field holds {out['mean_length']:.1f} terms per memory on average; osmem's BM25 "
+        f"divides by {out['osmem_average']:.1f} (distinct terms per document + 1)"
     )
+    lost = out["lost"]
     if lost:
         print(
             f"\nosmem's formula keeps fewer evidence turns in its top 10 than Lucene's on {len(lost)} questions; "
