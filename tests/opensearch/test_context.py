@@ -146,19 +146,27 @@ def _everything(svc: Services, reference: str):
     return ReadFilter(holders=frozenset({"owner:ann", "owner:cy", "team:crew"}), now=svc.clock(), include_temporary=True)
 
 
-def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, clock, caplog):
-    client = OpenSearch(hosts=[osmem_clone.url])
+def _older_index(url: str, clock, caplog, version: int, without: str, warning: str):
+    """An index of mapping `version` (the current body less the field it lacked) behind the
+    alias; two turns written and "Lisbon" recalled through it, which finds only the turn
+    that says it (no neighbour's words) and warns once. (client, services, principal, ask, reply)."""
+    client = OpenSearch(hosts=[url])
     old = index_body(None)
-    del old["mappings"]["properties"]["context"]
-    old["mappings"]["_meta"] = {"xmemo_mapping_version": 1}
-    client.indices.create(index="xmemo-memories-v1", body={**old, "aliases": {"xmemo-memories": {}}})
-    svc = os_services(osmem_clone.url, clock)
+    del old["mappings"]["properties"][without]
+    old["mappings"]["_meta"] = {"xmemo_mapping_version": version}
+    client.indices.create(index=f"xmemo-memories-v{version}", body={**old, "aliases": {"xmemo-memories": {}}})
+    svc = os_services(url, clock)
     p = make_principal()
     with caplog.at_level("WARNING", logger="xmemo.store.opensearch"):
         ask = embedded._say(svc, p, "Ann: Have you ever been to Lisbon?")
         reply = embedded._say(svc, p, "Bo: Yes, twice last year.")
-        assert embedded._recall(svc, p, "Lisbon") == [ask]  # no context field: no neighbour's words
-    assert sum("no neighbouring-context field" in r.getMessage() for r in caplog.records) == 1
+        assert embedded._recall(svc, p, "Lisbon") == [ask]
+    assert sum(warning in r.getMessage() for r in caplog.records) == 1
+    return client, svc, p, ask, reply
+
+
+def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, clock, caplog):
+    client, svc, p, ask, reply = _older_index(osmem_clone.url, clock, caplog, 1, "context", "no neighbouring-context field")
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
     assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v1", "xmemo-memories-v3", 2, 2)
     svc = os_services(osmem_clone.url, clock)  # a new process: the new index has the field
@@ -173,20 +181,9 @@ def test_a_v2_index_runs_with_its_older_query_until_migrate_ranks_it_as_sqlite(o
     """An index without the ranked `terms` (mapping v2) takes writes (no field it would
     refuse), answers the tolerant leg with its older query and no context, warns once;
     `migrate` moves it to v3 and computes every document's terms."""
-    client = OpenSearch(hosts=[osmem_clone.url])
-    old = index_body(None)
-    del old["mappings"]["properties"]["terms"]
-    old["mappings"]["_meta"] = {"xmemo_mapping_version": 2}
-    client.indices.create(index="xmemo-memories-v2", body={**old, "aliases": {"xmemo-memories": {}}})
-    svc = os_services(osmem_clone.url, clock)
-    p = make_principal()
-    with caplog.at_level("WARNING", logger="xmemo.store.opensearch"):
-        ask = embedded._say(svc, p, "Ann: Have you ever been to Lisbon?")
-        reply = embedded._say(svc, p, "Bo: Yes, twice last year.")
-        assert embedded._recall(svc, p, "Lisbon") == [ask]
-    assert sum("no analysed-terms field (mapping v2)" in r.getMessage() for r in caplog.records) == 1
-    assert "terms" not in client.get(index="xmemo-memories", id=svc.store.client.search(
-        index="xmemo-memories", body={"query": {"term": {"reference": ask}}})["hits"]["hits"][0]["_id"])["_source"]
+    client, svc, p, ask, reply = _older_index(osmem_clone.url, clock, caplog, 2, "terms", "no analysed-terms field (mapping v2)")
+    stored = client.search(index="xmemo-memories", body={"query": {"term": {"reference": ask}}})["hits"]["hits"][0]["_source"]
+    assert "terms" not in stored
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
     assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v2", "xmemo-memories-v3", 2, 2)
     svc = os_services(osmem_clone.url, clock)
