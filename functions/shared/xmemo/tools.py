@@ -45,7 +45,7 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import Plan, Ranked, diverse, fuse, lexical_only
+from .retrieval import Plan, Ranked, boost_groups, diverse, fuse, lexical_only
 from .services import Services
 
 
@@ -151,7 +151,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     crowded = len(cands.semantic) >= s.semantic_candidates
     floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    ranked = fuse(cands, s, base, lexical_trusted=trusted, floor=floor)
+    ranked = boost_groups(fuse(cands, s, base, lexical_trusted=trusted, floor=floor), s.group_weight)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
@@ -163,7 +163,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
             "top_lift": None if top_lift is None else round(top_lift, 4),
             **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
         },
-        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
+        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "group_weight": s.group_weight, "results": len(ranked)},
         filters=_filters_of(inp),
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
     )

@@ -21,7 +21,7 @@ import numpy as np
 from ... import relevance
 from ...config import RetrievalSettings, Settings
 from ...embedding import make_embedder
-from ...retrieval import fuse
+from ...retrieval import boost_groups, fuse
 from ...store.base import Candidates, Hit
 from ...tools import _read_filter
 from . import data
@@ -45,14 +45,14 @@ def collect(path: Path, cache_dir: Path) -> list[dict]:
             store = system.store
             store._vectors.refresh(store._conn)
             refs = dict(store._conn.execute("SELECT rowid, reference FROM memories").fetchall())
-            order = [refs[int(r)] for r in store._vectors.rowids]
+            order = [refs[int(r)] for r in store._vectors.rowids.view]
             index = {r: i for i, r in enumerate(order)}
             turns = [system.ids[r] for r in order]
             session = [t[0].split(":")[0] for t in turns]
             n = len(order)
             prev = np.array([i - 1 if i > 0 and session[i - 1] == session[i] else -1 for i in range(n)])
             nxt = np.array([i + 1 if i < n - 1 and session[i + 1] == session[i] else -1 for i in range(n)])
-            M = store._vectors.matrix.copy()
+            M = store._vectors.matrix.view.copy()
             rf = _read_filter(system.svc, system.principal, object())
             memories = {m.reference: m for m in system.store.list(rf, n + 1, None)[0]}
             memories = [memories[r] for r in order]
@@ -60,7 +60,7 @@ def collect(path: Path, cache_dir: Path) -> list[dict]:
                 v = cache.embed_query(q.text)
                 lexical = store.search(q.text, None, rf, lexical_k=SETTINGS.lexical_candidates, semantic_k=0, strict=False).lexical
                 out.append(dict(
-                    category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
+                    conversation=number, text=q.text, category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
                     lex=[(index[h.memory.reference], h.score) for h in lexical], M=M, turns=turns, prev=prev, next=nxt,
                     memories=memories,
                 ))
@@ -74,8 +74,10 @@ def minmax(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
 
 
-def fused(q: dict, cos: np.ndarray | None = None) -> dict[int, float]:
-    """`retrieval.fuse` over one question's candidates, with `cos` as the semantic scores."""
+def fused(q: dict, cos: np.ndarray | None = None, settings: RetrievalSettings | None = None) -> dict[int, float]:
+    """`recall`'s ranking (`retrieval.fuse`, then `boost_groups`) over one question's candidates,
+    with `cos` as the semantic scores and `settings` (default: the service's)."""
+    settings = SETTINGS if settings is None else settings
     cos = q["M"] @ q["vector"] if cos is None else cos
     idx = np.argsort(-cos)[:K]
     memories = q["memories"]
@@ -83,7 +85,8 @@ def fused(q: dict, cos: np.ndarray | None = None) -> dict[int, float]:
         lexical=[Hit(memories[i], s) for i, s in q["lex"]], semantic=[Hit(memories[int(i)], float(cos[i])) for i in idx]
     )
     row = {m.reference: i for i, m in enumerate(memories)}
-    return {row[r.memory.reference]: r.score for r in fuse(cands, SETTINGS, q["base"], lexical_trusted=True)}
+    ranking = boost_groups(fuse(cands, settings, q["base"], lexical_trusted=True), settings.group_weight)
+    return {row[r.memory.reference]: r.score for r in ranking}
 
 
 def ranked(score: dict[int, float]) -> list[int]:
@@ -143,7 +146,10 @@ def mmr(q: dict, lam: float, n: int = 10, pool: int = 40) -> list[int]:
 
 
 IDEAS = {
-    "replica of recall (min-max, context column 0.5)": lambda q: ranked(fused(q)),
+    "replica of recall (min-max, context column 0.5, semantic weight 0.5, group weight 0.5)": lambda q: ranked(fused(q)),
+    "before the third round (semantic weight 1, group weight 0)": lambda q: ranked(
+        fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 1.0, "group_weight": 0.0}))
+    ),
     **{
         f"context embedding: max(cos, cos(turn + {a} x neighbours))": (
             lambda q, a=a: ranked(fused(q, np.maximum(q["M"] @ q["vector"], context_vectors(q, a) @ q["vector"])))
@@ -170,8 +176,11 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--grid", action="store_true", help="also the fusion-weight grid and its choice")
     args = p.parse_args()
     questions = collect(args.data, args.cache)
+    if args.grid:
+        grid(questions)
     cats = sorted({q["category"] for q in questions})
     print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " |")
     print("|---|---|" + "---|" * len(cats))
@@ -189,6 +198,31 @@ def main() -> None:
 
 
 NOWHERE = 10**9
+
+GRID = {"semantic_weight": (0.5, 0.7, 1.0), "group_weight": (0.0, 0.2, 0.3, 0.5, 0.8)}
+
+
+def grid(questions: list[dict]) -> None:
+    """R@10 for each pair of fusion weights, overall, by category and on each half of the
+    conversations (even / odd). The rule: the pair with the best R@10 overall, kept only if
+    each half's best pair is the same one (a choice that holds on conversations it was not
+    picked on)."""
+    cats = sorted({q["category"] for q in questions})
+    print("\n| semantic weight | group weight | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half |")
+    print("|---|---|---|" + "---|" * len(cats) + "---|---|")
+    rows = []
+    for sw in GRID["semantic_weight"]:
+        for gw in GRID["group_weight"]:
+            settings = SETTINGS.model_copy(update={"semantic_weight": sw, "group_weight": gw})
+            r = np.array([recall10(q, ranked(fused(q, settings=settings))) for q in questions])
+            by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
+            halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
+            rows.append(((sw, gw), r.mean(), halves))
+            print(f"| {sw} | {gw} | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by) + f" | {halves[0]:.4f} | {halves[1]:.4f} |", flush=True)
+    best = max(rows, key=lambda row: row[1])[0]
+    per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+    print(f"\nbest overall: semantic weight {best[0]}, group weight {best[1]}; best on each half: {per_half}; "
+          + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 
 
 def where(q: dict, order: list[int]) -> list[int]:
