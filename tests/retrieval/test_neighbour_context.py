@@ -138,3 +138,4 @@ def test_without_the_group_weight_the_newer_reply_wins_the_tie(tmp_path, setting
     hits = _recall(services, p, "garden plants tomatoes")
     assert hits.index(other) < hits.index(mine)
     store.close()
+
