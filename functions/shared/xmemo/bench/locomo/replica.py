@@ -136,6 +136,22 @@ def session_centroid(q: dict, w: float) -> list[int]:
     return ranked({i: s + w * c[of[i]] for i, s in fused(q).items()})
 
 
+def group_variant(q: dict, w: float, best_of) -> list[int]:
+    """The group boost with another aggregate of the session's fused scores (`best_of(scores,
+    own)`): what `retrieval.boost_groups` would be with it."""
+    score, loc = fused(q, settings=SETTINGS.model_copy(update={"group_weight": 0.0})), location_of(q)
+    top, groups = max(score.values(), default=1.0), {}
+    for i, v in score.items():
+        groups.setdefault(loc[i], []).append(v)
+    return ranked({i: v + w * best_of(sorted(groups[loc[i]], reverse=True), v) / top for i, v in score.items()})
+
+
+def _best_other(scores: list[float], own: float) -> float:
+    rest = list(scores)
+    rest.remove(own)
+    return rest[0] if rest else 0.0
+
+
 _SESSIONS: dict = {}
 
 
@@ -261,6 +277,8 @@ IDEAS = {
     "second hop from the first 3 hits (weight 0.2)": lambda q: second_hop(q, 3, 0.2),
     "second hop from the first 3 hits (weight 0.4)": lambda q: second_hop(q, 3, 0.4),
     "MMR over the first 40 (lambda 0.3)": lambda q: mmr(q, 0.3),
+    "group boost from the best OTHER memory of the group (0.5)": lambda q: group_variant(q, 0.5, _best_other),
+    "group boost from the mean of the group's best 3 (0.5)": lambda q: group_variant(q, 0.5, lambda s, own: float(np.mean(s[:3]))),
     "at most 3 turns of one session in the top 10": lambda q: session_capped(q, 3),
     "at most 4 turns of one session in the top 10": lambda q: session_capped(q, 4),
     "soft session diversity (-0.02 per better turn of the session)": lambda q: session_penalty(q, 0.02),
