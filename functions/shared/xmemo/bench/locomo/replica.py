@@ -152,6 +152,25 @@ def _best_other(scores: list[float], own: float) -> float:
     return rest[0] if rest else 0.0
 
 
+WHEN = re.compile(r"^\s*(when|how long|what (year|month|day|date|time))\b|\bhow long ago\b", re.I)
+TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last|next|ago|week|weekend|month|year|years|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october"
+    r"|november|december|\d{4}|since|recently|soon)\b",
+    re.I,
+)
+
+
+def date_aware(q: dict, w: float) -> list[int]:
+    """Query-side handling of temporal questions (English): for a "when / how long / what
+    year…" question, turns that hold a time expression gain `w` × the query's best score."""
+    score = fused(q)
+    if not WHEN.search(q["text"]):
+        return ranked(score)
+    top = max(score.values(), default=1.0)
+    return ranked({i: v + w * top * bool(TIME_WORDS.search(q["memories"][i].content)) for i, v in score.items()})
+
+
 _SESSIONS: dict = {}
 
 
@@ -279,6 +298,8 @@ IDEAS = {
     "MMR over the first 40 (lambda 0.3)": lambda q: mmr(q, 0.3),
     "group boost from the best OTHER memory of the group (0.5)": lambda q: group_variant(q, 0.5, _best_other),
     "group boost from the mean of the group's best 3 (0.5)": lambda q: group_variant(q, 0.5, lambda s, own: float(np.mean(s[:3]))),
+    "date-aware: time expressions gain 0.2 for when-questions": lambda q: date_aware(q, 0.2),
+    "date-aware: time expressions gain 0.5 for when-questions": lambda q: date_aware(q, 0.5),
     "at most 3 turns of one session in the top 10": lambda q: session_capped(q, 3),
     "at most 4 turns of one session in the top 10": lambda q: session_capped(q, 4),
     "soft session diversity (-0.02 per better turn of the session)": lambda q: session_penalty(q, 0.02),
