@@ -7,6 +7,7 @@ import sqlite3
 from tests.conftest import make_principal
 from xmemo import tools
 from xmemo.models import ForgetInput, RecallInput, RememberInput, SearchInput
+from xmemo.services import Services
 from xmemo.store.sqlite import SQLiteStore
 
 
@@ -108,3 +109,33 @@ def test_a_schema_1_file_is_migrated(tmp_path, clock):
     assert "context" in [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
     assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == 2
     conn.close()
+
+
+def _grouped_replies(services, p):
+    _say(services, p, "Ann: Which plants grow in your garden this spring?", location="chat/s1")
+    _say(services, p, "Ann: Anyway, sure.", location="chat/s1")
+    mine = _say(services, p, "Bo: Tomatoes, mostly.", location="chat/s1")
+    _say(services, p, "Cy: Anyway, fine.", location="chat/s2")
+    other = _say(services, p, "Di: Tomatoes, sadly.", location="chat/s2")
+    return mine, other
+
+
+def test_a_reply_in_the_conversation_of_the_best_hit_ranks_first(services):
+    """Two replies that match the query alike (same words, same context length): the one whose
+    conversation holds the best hit comes first (`retrieval.boost_groups`), although the other
+    is newer and would win the tie alone."""
+    p = make_principal()
+    mine, other = _grouped_replies(services, p)
+    hits = _recall(services, p, "garden plants tomatoes")
+    assert hits.index(mine) < hits.index(other)
+
+
+def test_without_the_group_weight_the_newer_reply_wins_the_tie(tmp_path, settings, clock):
+    store = SQLiteStore(tmp_path / "alone.sqlite3")
+    services = Services(settings.model_copy(update={"group_weight": 0.0}), store, None, clock)
+    p = make_principal()
+    mine, other = _grouped_replies(services, p)
+    hits = _recall(services, p, "garden plants tomatoes")
+    assert hits.index(other) < hits.index(mine)
+    store.close()
+

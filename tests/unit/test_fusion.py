@@ -7,7 +7,7 @@ from xmemo.models import Memory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmemo.retrieval import Ranked, _near, diverse, fuse
+from xmemo.retrieval import Ranked, _near, boost_groups, diverse, fuse
 from xmemo.store.base import Candidates, Hit
 
 
@@ -31,7 +31,7 @@ def test_minmax_keeps_how_far_ahead_a_leg_is():
 
 
 def test_rrf_only_sees_ranks():
-    ranked = fuse(_cands(), Settings(fusion="rrf", semantic_floor=0.8))
+    ranked = fuse(_cands(), Settings(fusion="rrf", semantic_weight=1.0, semantic_floor=0.8))  # equal weights
     # a: 1/61 + 1/63, c: 1/63 + 1/61 tie, broken by recency (equal) then stable order
     assert {r.memory.reference for r in ranked[:2]} == {"a", "c"}
 
@@ -70,3 +70,28 @@ def test_diversity_keeps_the_first_of_near_repeats():
     ranked = [r("a", "deploy the api on friday"), r("b", "Deploy the API on Friday!"), r("c", "rotate the vault keys")]
     kept, skipped = diverse(ranked, 0.85)
     assert [k.memory.reference for k in kept] == ["a", "c"] and skipped == 1
+
+
+def _in(ref: str, location: str, score: float) -> Ranked:
+    return Ranked(_m(ref).model_copy(update={"location": location}), score)
+
+
+def test_a_memory_in_the_conversation_of_the_best_hit_moves_up():
+    # "b" and "c" tie alone; "b" shares the location of the best hit "a", so it gains more
+    ranked = [_in("a", "chat/1", 1.0), _in("c", "chat/2", 0.4), _in("b", "chat/1", 0.4)]
+    out = boost_groups(ranked, 0.5)
+    assert [r.memory.reference for r in out] == ["a", "b", "c"]
+    assert [round(r.score, 6) for r in out] == [1.5, 0.9, 0.6]  # c: its own group's best is 0.4
+
+
+def test_a_memory_without_a_group_is_its_own_group():
+    # the default location (the bucket itself) groups nothing: "x" and "y" do not lift each other,
+    # and a lone memory of a named location gains exactly what a memory without one does
+    ranked = [_in("x", "default", 1.0), _in("y", "default", 0.5), _in("z", "chat/9", 0.5)]
+    out = {r.memory.reference: round(r.score, 6) for r in boost_groups(ranked, 0.5)}
+    assert out == {"x": 1.5, "y": 0.75, "z": 0.75}
+
+
+def test_group_weight_zero_keeps_the_fused_ranking():
+    ranked = [_in("a", "chat/1", 1.0), _in("c", "chat/2", 0.4), _in("b", "chat/1", 0.3)]
+    assert boost_groups(ranked, 0.0) == ranked and [r.score for r in ranked] == [1.0, 0.4, 0.3]

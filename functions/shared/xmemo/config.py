@@ -223,7 +223,15 @@ class RetrievalSettings(_Group):
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
-    semantic_weight: float = Field(1.0, ge=0, description="Weight of the semantic leg in fusion.")
+    semantic_weight: float = Field(
+        0.5, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m xmemo.bench.locomo.replica`)."
+    )
+    group_weight: float = Field(
+        0.5,
+        ge=0,
+        description="Share of the best fused score in a memory's context group (its location: one conversation or "
+        "document) that the memory gains, relative to the query's best; 0 ranks memories alone.",
+    )
     context_weight: float = Field(
         0.5,
         ge=0,

@@ -11,6 +11,7 @@ from . import text
 from .config import RetrievalSettings
 from .models import Memory
 from .store.base import Candidates
+from .store.records import context_group
 
 
 @dataclass
@@ -98,6 +99,27 @@ def _add_scaled(by_ref: dict[str, Ranked], hits: list, weight: float) -> None:
         r = by_ref.get(h.memory.reference)
         if r is not None:
             r.score += weight * ((h.score - low) / span if span > 0 else 1.0)
+
+
+def boost_groups(ranked: list[Ranked], weight: float) -> list[Ranked]:
+    """Each memory gains `weight` × the best fused score in its context group (same holder,
+    location and temporariness: one conversation or document), relative to the query's best,
+    then the list is re-ranked. An answer is often a short turn in the conversation that holds
+    the query's strongest hits; a memory without a group is its own (gains weight × its own
+    score), so grouped memories are not favoured for being grouped. Only re-ranks: what is
+    returned was decided by `fuse`."""
+    if weight <= 0 or not ranked:
+        return ranked
+    top = max(r.score for r in ranked)
+    if top <= 0:
+        return ranked
+    best: dict[Any, float] = {}
+    keys = [context_group(r.memory) or r.memory.reference for r in ranked]
+    for key, r in zip(keys, ranked):
+        best[key] = max(best.get(key, r.score), r.score)
+    for key, r in zip(keys, ranked):
+        r.score += weight * best[key] / top
+    return sorted(ranked, key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
 
 
 def lexical_only(cands: Candidates) -> list[Ranked]:

@@ -45,7 +45,7 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import Plan, Ranked, diverse, fuse, lexical_only
+from .retrieval import Plan, Ranked, boost_groups, diverse, fuse, lexical_only
 from .services import Services
 
 
@@ -133,15 +133,17 @@ def _read_filter(svc: Services, principal: Principal, inp: Any):
     )
 
 
-def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ranked], Plan]:
+def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) -> tuple[list[Ranked], Plan]:
     """The tolerant retrieval `recall` and `recall_context` share: both legs, fused, and
-    nothing when nothing is relevant enough (`xmemo.relevance`)."""
+    nothing when nothing is relevant enough (`xmemo.relevance`). Each leg fetches its
+    setting's number of candidates, or `wanted` if more (a large pack)."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.retrieval
     vector = query_vector(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else None
     cands = svc.store.search(
-        inp.query, vector, rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates, strict=False
+        inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=max(s.semantic_candidates, wanted),
+        strict=False,
     )
     base = relevance.baseline(svc.embedder, vector) if vector is not None else 0.0
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
@@ -151,7 +153,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     crowded = len(cands.semantic) >= s.semantic_candidates
     floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    ranked = fuse(cands, s, base, lexical_trusted=trusted, floor=floor)
+    ranked = boost_groups(fuse(cands, s, base, lexical_trusted=trusted, floor=floor), s.group_weight)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
@@ -163,11 +165,14 @@ def _candidates(svc: Services, principal: Principal, inp: Any) -> tuple[list[Ran
             "top_lift": None if top_lift is None else round(top_lift, 4),
             **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
         },
-        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "results": len(ranked)},
+        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "group_weight": s.group_weight, "results": len(ranked)},
         filters=_filters_of(inp),
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
     )
     return ranked, plan
+
+
+PACK_CANDIDATES_PER_ITEM = 2
 
 
 def _hits(ranked: list[Ranked]) -> list[Hit]:
@@ -197,7 +202,8 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
 
 
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
-    ranked, plan = _candidates(svc, principal, inp)
+    # twice what the pack may hold per leg: with 60 a 50-item pack used up nearly every candidate
+    ranked, plan = _candidates(svc, principal, inp, wanted=PACK_CANDIDATES_PER_ITEM * inp.max_items)
     kept, near_duplicates = diverse(ranked, svc.retrieval.diversity_threshold)
     plan.diversity = {"method": "word-jaccard", "threshold": svc.retrieval.diversity_threshold, "skipped": near_duplicates}
     s = svc.packing

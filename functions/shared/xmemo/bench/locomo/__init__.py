@@ -20,7 +20,7 @@ from .evaluate import evaluate
 from .sweep import Sweep
 
 RETRIEVAL_SETTINGS = (
-    "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight",
+    "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight", "group_weight",
     "semantic_floor", "relevance_floor", "unknown_words_floor", "diversity_threshold", "min_useful_tokens",
 )
 

