@@ -226,3 +226,21 @@ def test_sigkill_mid_writes_and_commits_loses_no_acknowledged_write(tmp_path):
     rows = {r[0] for r in sqlite3.connect(path).execute("SELECT reference FROM memories")}
     assert {r for _, r in acked} <= got == rows
     store.close()
+
+
+def test_rows_written_without_the_change_log_are_found(path):
+    """An older version of the store (or `bench latency --copies`) adds rows and never logs
+    them: the rows past the index's last row are scored from SQLite, then indexed."""
+    store = _indexed(path)
+    _hits(store, "kettle")
+    store.close()
+    old = _fts5(path)
+    old.insert(_memory(5000, "a quokka by the kettle"))
+    old._conn.execute("DELETE FROM text_changes")  # as if no log had been kept
+    old.close()
+    store = _indexed(path)
+    _same(_hits(store, "quokka kettle"), _hits(_fts5(path), "quokka kettle"))
+    store._text._catch_up(store._conn, store._conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0])
+    assert store._text._changed(store._conn, store._text.watermark, store._text.max_rowid) == []
+    _same(_hits(store, "quokka kettle"), _hits(_fts5(path), "quokka kettle"))
+    store.close()

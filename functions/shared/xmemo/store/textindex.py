@@ -10,8 +10,10 @@ Its BM25 is not FTS5's (another IDF, one field), so its order only chooses candi
 
 Consistency. Every write of a full-text row also appends its rowid to `text_changes`
 in the same SQLite transaction. The index records, in `watermark.json` written after
-each tantivy commit, the last change it holds. A search reads the changes past the
-watermark (rows written since) and scores those rows from SQLite too, so an
+each tantivy commit, the last change and the last row it holds (rows past it are new
+even when nothing logged them: an older version of the store, `bench latency --copies`).
+A search reads the changes past the watermark and the rows past its last row, and
+scores those rows from SQLite too, so an
 acknowledged write is found at once; the index itself catches up (`sync`) only every
 `LAG` changes. After a crash the watermark is at worst behind the index, and replaying
 a change (delete the rowid, add the row as it is now) is idempotent. A missing,
@@ -83,20 +85,23 @@ class TextIndex:
         self._index = None
         self._searcher = None
         self._schema = None
-        self.watermark = -1  # last change held by the searcher's commit (-1: not opened)
+        # what the searcher's commit holds: every change up to `watermark` and every row up
+        # to `max_rowid` (rows written by a version of the store that kept no change log)
+        self.watermark = -1
+        self.max_rowid = 0
 
     # -- opening, building, catching up ----------------------------------------------------
-    def _read_watermark(self) -> int | None:
+    def _read_watermark(self) -> tuple[int, int] | None:
         try:
             stored = json.loads((self.path / "watermark.json").read_text())
-            return int(stored["seq"]) if stored.get("format") == FORMAT else None
+            return (int(stored["seq"]), int(stored["rowid"])) if stored.get("format") == FORMAT else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def _write_watermark(self, seq: int) -> None:
+    def _write_watermark(self, seq: int, rowid: int) -> None:
         tmp = self.path / "watermark.json.tmp"
         with open(tmp, "w") as f:
-            f.write(json.dumps({"seq": seq, "format": FORMAT}))
+            f.write(json.dumps({"seq": seq, "rowid": rowid, "format": FORMAT}))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path / "watermark.json")
@@ -105,6 +110,12 @@ class TextIndex:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    def _committed(self, seq: int, rowid: int) -> None:
+        """After a commit (ours or another process's): read it, and remember what it holds."""
+        self._index.reload()  # type: ignore[union-attr]
+        self._searcher = self._index.searcher()  # type: ignore[union-attr]
+        self.watermark, self.max_rowid = seq, rowid
 
     @staticmethod
     def _schema_of():
@@ -165,17 +176,25 @@ class TextIndex:
         conn.execute("BEGIN")  # one snapshot: the rows and the change they include
         try:
             seq = conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0]
+            top = 0
             for rowid, stems, context in conn.execute("SELECT id, c1, c2 FROM memories_fts_content"):
                 writer.add_document(self._document(rowid, stems or "", context or ""))
+                top = max(top, rowid)
         finally:
             conn.execute("COMMIT")
         writer.commit()
         writer.wait_merging_threads()
-        self._write_watermark(seq)
-        self._index.reload()  # type: ignore[union-attr]
-        self._searcher = self._index.searcher()  # type: ignore[union-attr]
-        self.watermark = seq
+        self._write_watermark(seq, top)
+        self._committed(seq, top)
         return True
+
+    def _changed(self, conn: sqlite3.Connection, seq: int, rowid: int, upto: int | None = None) -> list[int]:
+        """Rows changed after change `seq` (up to `upto`) or added after row `rowid`."""
+        logged = conn.execute(
+            "SELECT DISTINCT rowid FROM text_changes WHERE seq > ? AND seq <= ?", (seq, upto if upto is not None else 2**62)
+        )
+        added = conn.execute("SELECT id FROM memories_fts_content WHERE id > ?", (rowid,))
+        return list(dict.fromkeys([r[0] for r in logged] + [r[0] for r in added]))
 
     def _catch_up(self, conn: sqlite3.Connection, upto: int) -> None:
         """Apply the changes past the watermark (each row as it is now) and commit."""
@@ -185,21 +204,20 @@ class TextIndex:
         if writer is None:
             return  # another process is catching up; its commit is read next time
         stored = self._read_watermark()  # maybe moved by another process since we looked
-        since = self.watermark if stored is None else max(self.watermark, stored)
-        rowids = [r[0] for r in conn.execute("SELECT DISTINCT rowid FROM text_changes WHERE seq > ? AND seq <= ?", (since, upto))]
+        seq, top = max((self.watermark, self.max_rowid), stored or (-1, 0))
+        newest = conn.execute("SELECT coalesce(max(id), 0) FROM memories_fts_content").fetchone()[0]
+        rowids = self._changed(conn, seq, top, upto)
         for start in range(0, len(rowids), 500):
             chunk = rowids[start : start + 500]
             # by query: tantivy-py's delete by term does not match an unsigned field's terms
             writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "rowid", chunk))
-            marks = ",".join("?" * len(chunk))
-            for rowid, stems, context in conn.execute(f"SELECT id, c1, c2 FROM memories_fts_content WHERE id IN ({marks})", chunk):
-                writer.add_document(self._document(rowid, stems or "", context or ""))
+            for rowid, (stems, context) in _texts(conn, chunk).items():
+                writer.add_document(self._document(rowid, stems, context))
         writer.commit()
         writer.wait_merging_threads()
-        self._write_watermark(upto)
-        self._index.reload()  # type: ignore[union-attr]
-        self._searcher = self._index.searcher()  # type: ignore[union-attr]
-        self.watermark = upto
+        top = max(top, newest)
+        self._write_watermark(upto, top)
+        self._committed(upto, top)
 
     def lagging(self, conn: sqlite3.Connection) -> list[int] | None:
         """Open (or build) the index and catch it up if it is `LAG` changes behind; the
@@ -222,6 +240,7 @@ class TextIndex:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
     def _lagging(self, conn: sqlite3.Connection) -> list[int] | None:
+        stored = self._read_watermark()
         if self._index is None:
             with self._exclusive():
                 stored = self._read_watermark()
@@ -229,27 +248,21 @@ class TextIndex:
                     if not self._build(conn):
                         return None
                 else:
-                    self.watermark = stored
-        else:
-            stored = self._read_watermark()
-            if stored is not None and stored > self.watermark:  # another process committed
-                self._index.reload()
-                self._searcher = self._index.searcher()
-                self.watermark = stored
-        first, last = conn.execute("SELECT min(seq), max(seq) FROM text_changes").fetchone()
+                    self._committed(*stored)
+        elif stored is not None and stored[0] > self.watermark:  # another process committed
+            self._committed(*stored)
+        first, last = conn.execute("SELECT min(seq), coalesce(max(seq), 0) FROM text_changes").fetchone()
         if first is not None and first > self.watermark + 1:  # outrun: its changes were trimmed
             with self._exclusive():
                 if not self._build(conn):
                     return None
-            first, last = conn.execute("SELECT min(seq), max(seq) FROM text_changes").fetchone()
-        if last is None or last <= self.watermark:
-            return []
-        if last - self.watermark >= LAG:
+            last = conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0]
+        lag = self._changed(conn, self.watermark, self.max_rowid)
+        if len(lag) >= LAG or last - self.watermark >= LAG:
             with self._exclusive():
                 self._catch_up(conn, last)
-            if last <= self.watermark:
-                return []
-        return [r[0] for r in conn.execute("SELECT DISTINCT rowid FROM text_changes WHERE seq > ?", (self.watermark,))]
+            lag = self._changed(conn, self.watermark, self.max_rowid)
+        return lag
 
     # -- searching -------------------------------------------------------------------------
     def candidates(self, terms: list[str], limit: int, context_weight: float) -> list[int]:
