@@ -21,7 +21,6 @@ unreadable or outrun index (its changes trimmed away) is rebuilt from the table.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
@@ -232,6 +231,8 @@ class TextIndex:
     @contextmanager
     def _exclusive(self):
         """Between processes: one builds or catches up the index at a time."""
+        import fcntl  # POSIX; imported here so the store module itself imports anywhere
+
         with open(self.path.with_name(self.path.name + ".lock"), "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
