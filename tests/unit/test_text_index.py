@@ -244,3 +244,13 @@ def test_rows_written_without_the_change_log_are_found(path):
     assert store._text._changed(store._conn, store._text.watermark, store._text.max_rowid) == []
     _same(_hits(store, "quokka kettle"), _hits(_fts5(path), "quokka kettle"))
     store.close()
+
+
+def test_without_tantivy_the_store_answers_from_fts5(path, monkeypatch):
+    """A runtime without the `local` extra (no tantivy) keeps the FTS5 leg."""
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` raises ImportError
+    store = _indexed(path)
+    for q in QUERIES:
+        _same(_hits(store, q), _hits(SQLiteStore(path, text_index_rows=0), q))
+    assert store._text._missing and not (path.parent / "x.sqlite3.text").exists()
+    store.close()

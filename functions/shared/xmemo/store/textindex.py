@@ -88,6 +88,7 @@ class TextIndex:
         # to `max_rowid` (rows written by a version of the store that kept no change log)
         self.watermark = -1
         self.max_rowid = 0
+        self._missing = False
 
     # -- opening, building, catching up ----------------------------------------------------
     def _read_watermark(self) -> tuple[int, int] | None:
@@ -223,9 +224,12 @@ class TextIndex:
         rowids changed since its commit, to be scored from SQLite; None if it cannot be
         used now (tantivy missing, or rebuilt by another process)."""
         with self._lock:
+            if self._missing:
+                return None
             try:
                 return self._lagging(conn)
-            except ImportError:
+            except ImportError:  # tantivy not installed (a layer without the `local` extra)
+                self._missing = True
                 return None
 
     @contextmanager
@@ -243,6 +247,8 @@ class TextIndex:
     def _lagging(self, conn: sqlite3.Connection) -> list[int] | None:
         stored = self._read_watermark()
         if self._index is None:
+            import tantivy  # noqa: F401  (before any file is made: without it, FTS5 answers)
+
             with self._exclusive():
                 stored = self._read_watermark()
                 if stored is None or not self._open():
