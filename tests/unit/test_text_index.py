@@ -254,3 +254,21 @@ def test_without_tantivy_the_store_answers_from_fts5(path, monkeypatch):
         _same(_hits(store, q), _hits(SQLiteStore(path, text_index_rows=0), q))
     assert store._text._missing and not (path.parent / "x.sqlite3.text").exists()
     store.close()
+
+
+def test_an_index_that_cannot_catch_up_hands_over_to_fts5(path, monkeypatch):
+    """Its writer held elsewhere and the lag past `LEXICAL_WIDEST` rows: FTS5 answers,
+    and every write is still found."""
+    from xmemo.store import sqlite as sqlite_store
+
+    store = _indexed(path)
+    _hits(store, "kettle")
+    monkeypatch.setattr(textindex, "LAG", 10)
+    monkeypatch.setattr(sqlite_store, "LEXICAL_WIDEST", 30)
+    monkeypatch.setattr(textindex.TextIndex, "_writer", lambda self: None)
+    mark = store._text.watermark
+    for i in range(40):
+        store.insert(_memory(5000 + i, f"okapi {i} kettle"))
+    _same(_hits(store, "okapi kettle"), _hits(_fts5(path), "okapi kettle"))
+    assert store._text.watermark == mark and len(store._text.lagging(store._conn)) > 30
+    store.close()

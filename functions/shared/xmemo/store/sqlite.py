@@ -484,7 +484,7 @@ class SQLiteStore:
         if (conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) <= self._text_index_rows:
             return None
         lag = self._text.lagging(conn)
-        if lag is None:
+        if lag is None or len(lag) > LEXICAL_WIDEST:  # no index, or one far behind (its writer busy)
             return None
         where, params = where_clause(rf)
         want = k * LEXICAL_POOL
