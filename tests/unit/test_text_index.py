@@ -272,3 +272,46 @@ def test_an_index_that_cannot_catch_up_hands_over_to_fts5(path, monkeypatch):
     _same(_hits(store, "okapi kettle"), _hits(_fts5(path), "okapi kettle"))
     assert store._text.watermark == mark and len(store._text.lagging(store._conn)) > 30
     store.close()
+
+
+TWIN = textwrap.dedent(
+    """
+    import sys
+    from datetime import datetime, timezone
+    from pathlib import Path
+    from xmemo.auth import principal_from_claims, read_filter
+    from xmemo.models import Memory, boundary_of
+    from xmemo.ids import new_reference
+    from xmemo import tools
+    from xmemo.store import textindex
+    from xmemo.store.sqlite import SQLiteStore
+
+    textindex.LAG = 5  # both processes catch the shared index up, often
+    path, name = Path(sys.argv[1]), sys.argv[2]
+    store = SQLiteStore(path, text_index_rows=20)
+    p = principal_from_claims({"sub": "alice", "scope": "xmemo/memory:read xmemo/memory:write"})
+    for i in range(40):
+        now = datetime.now(timezone.utc)
+        content = f"twin {name}{i}q wrote this"
+        m = Memory(reference=new_reference(), type="note", content=content, location="b", bucket="b", owner="alice",
+                   boundary=boundary_of("alice", None, None), created_at=now, updated_at=now,
+                   content_sha256=tools.content_hash(content))
+        store.insert(m)
+        for j in range(i + 1):  # every write so far of this process, through the shared index
+            got = store.search(f"{name}{j}q", None, read_filter(p, now), lexical_k=3, semantic_k=0, strict=False).lexical
+            assert [h.memory.content for h in got] == [f"twin {name}{j}q wrote this"], (name, j, got)
+    print("ok", store._text.watermark)
+    """
+)
+
+
+def test_two_processes_share_the_index_and_find_every_write(path):
+    procs = [subprocess.Popen([sys.executable, "-c", TWIN, str(path), n], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in ("a", "b")]
+    for proc in procs:
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0 and out.startswith("ok"), err[-2000:]
+    store = _indexed(path)
+    for q in ("twin wrote", "a39q", "b0q"):
+        _same(_hits(store, q), _hits(_fts5(path), q))
+    store.close()
