@@ -99,6 +99,7 @@ def grow_by_copies(path: Path, copies: int, seed: int = 4) -> None:
     hours on this machine (per-row tokenizing in Python); this takes minutes, and the
     statistics that set query cost (rows per term, vectors per holder) scale as in a
     corpus generated at full size."""
+    shutil.rmtree(f"{path}.text", ignore_errors=True)  # the derived full-text index is rebuilt from the copies
     conn = sqlite3.connect(str(path), isolation_level=None)
     cols = [r[1] for r in conn.execute("PRAGMA table_info(memories)") if r[1] not in ("rowid",)]
     top, first, last = conn.execute("SELECT max(rowid), min(created_at), max(created_at) FROM memories").fetchone()
@@ -185,9 +186,10 @@ def _rss_mib() -> dict[str, float]:
 
 
 def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int) -> float:
-    """Share of the any-term top-k with every query term that the store's lexical leg (its
-    commonest terms left out on a large store) still returns."""
-    full = SQLiteStore(store.path, lexical_budget=0)
+    """Share of FTS5's any-term top-k with every query term that the store's lexical leg
+    (on a large store: the derived index's candidates, or FTS5 with its commonest terms
+    left out) returns."""
+    full = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
     found = []
     for q in queries:
         want = {h.memory.reference for h in full.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False).lexical}

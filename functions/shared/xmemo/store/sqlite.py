@@ -30,6 +30,7 @@ from ..models import Memory
 from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
+from .textindex import CHANGES, TextIndex, bm25, log_change, trim_changes
 from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
@@ -68,8 +69,9 @@ CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at) WHERE expir
 CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, location, created_at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
-"""
+""" + CHANGES + ";\n"
 LEXICAL_BUDGET = 20_000  # rows an any-term query may match before its commonest terms are left out
+TEXT_INDEX_ROWS = 20_000  # past this many rows the tolerant leg asks the derived index (`textindex`)
 COMMON_TERM = 0.1  # share of the rows above which a term may be left out
 LEXICAL_POOL = 2  # × k best full-text matches checked against the caller's filter at first
 LEXICAL_WIDEST = 8_000  # past this many, the filtered join ranks instead
@@ -160,7 +162,10 @@ class SQLiteStore:
         mmap_mib: int = 256,
         exact_vectors: int = EXACT_ROWS,
         lexical_budget: int = LEXICAL_BUDGET,
+        text_index_rows: int = TEXT_INDEX_ROWS,
     ):
+        """`text_index_rows`: rows past which tolerant search uses the derived tantivy
+        index (0: never; FTS5 alone, its commonest terms pruned past `lexical_budget`)."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -186,6 +191,8 @@ class SQLiteStore:
             raise
         self._vectors = VectorIndex(exact_vectors)
         self._lexical_budget = int(lexical_budget)
+        self._text_index_rows = int(text_index_rows)
+        self._text = TextIndex(self.path.with_name(self.path.name + ".text"))
         self._doc_freq: dict[str, int] = {}
         self._doc_freq_rows = 0
         self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
@@ -268,6 +275,7 @@ class SQLiteStore:
             "INSERT INTO memories_fts (rowid, words, stems, context) VALUES (?, ?, ?, '')",
             (rowid, " ".join(text.words(indexed)), " ".join(text.stems(indexed))),
         )
+        log_change(conn, [rowid])
 
     @staticmethod
     def _neighbours(conn: sqlite3.Connection, rowid: int) -> list[sqlite3.Row]:
@@ -285,6 +293,7 @@ class SQLiteStore:
     def _index_context(self, conn: sqlite3.Connection, rowid: int) -> None:
         context = " ".join(" ".join(text.stems(r["content"])) for r in self._neighbours(conn, rowid))
         conn.execute("UPDATE memories_fts SET context = ? WHERE rowid = ?", (context, rowid))
+        log_change(conn, [rowid])
 
     # -- helpers -------------------------------------------------------------------------
     def _run(self, fn):
@@ -303,6 +312,7 @@ class SQLiteStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
+                trim_changes(conn, self._text.watermark)
                 conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
                 conn.execute("COMMIT")
                 return result
@@ -356,6 +366,7 @@ class SQLiteStore:
             chunk = rowids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", chunk)
+            log_change(conn, chunk)
             conn.execute(f"DELETE FROM memories WHERE rowid IN ({marks})", chunk)
         for rowid in touched:  # their context named the deleted memories' words
             self._index_context(conn, rowid)
@@ -429,8 +440,11 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> None:
             if terms and lexical_k > 0:
-                kept = terms if strict else self._without_commonest(conn, terms)
-                out.lexical = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k)
+                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k)
+                if ranked is None:
+                    kept = terms if strict else self._without_commonest(conn, terms)
+                    ranked = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k)
+                out.lexical = ranked
             if vector is not None and semantic_k > 0 and not strict:
                 out.semantic = self._nearest(conn, np.asarray(vector, dtype=np.float32), rf, semantic_k)
 
@@ -459,6 +473,41 @@ class SQLiteStore:
             kept.pop()
         return [t for t in terms if t in kept]
 
+    def _ranked_by_index(self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int) -> list[Hit] | None:
+        """The tolerant leg of a large store: candidates from the derived index (and the
+        rows changed since its last commit), those the caller may see scored exactly as
+        FTS5's bm25 (`textindex.bm25`), the k best, equal scores newest first. None
+        when FTS5 must answer: a small store, no usable index, or a filter so narrow
+        that `LEXICAL_WIDEST` candidates hold fewer than k visible matches."""
+        if self._text_index_rows <= 0:
+            return None
+        if (conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) <= self._text_index_rows:
+            return None
+        lag = self._text.lagging(conn)
+        if lag is None or len(lag) > LEXICAL_WIDEST:  # no index, or one far behind (its writer busy)
+            return None
+        where, params = where_clause(rf)
+        want = k * LEXICAL_POOL
+        while want <= LEXICAL_WIDEST:
+            found = self._text.candidates(terms, want, self._context_weight)
+            pool = list(dict.fromkeys([*found, *lag]))
+            created = dict(conn.execute(
+                f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(pool))})",
+                [*params, *pool],
+            ).fetchall()) if pool else {}
+            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag)
+            if len(score) >= k or len(found) < want:
+                best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
+                return self._hits(conn, best, score)
+            want *= 8
+        return None
+
+    @staticmethod
+    def _hits(conn: sqlite3.Connection, best: list[int], score: dict[int, float]) -> list[Hit]:
+        """The memories of `best` (rowids, in order) with their scores."""
+        rows = {r["rowid"]: r for r in conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)}
+        return [Hit(_row_to_memory(rows[i]), score[i]) for i in best]
+
     def _lexical(self, conn: sqlite3.Connection, query: str, rf: ReadFilter, k: int) -> list[Hit]:
         """The k best BM25 matches the caller may see, equal scores newest first. The
         full-text index ranks alone first (a join per match cost more than the scoring:
@@ -480,10 +529,7 @@ class SQLiteStore:
             ).fetchall() if score else []
             if len(visible) >= k or len(ranked) < want:
                 best = [r[0] for r in sorted(visible, key=lambda r: (score[r[0]], -r[1]))[:k]]
-                rows = {r["rowid"]: r for r in conn.execute(
-                    f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best
-                )}
-                return [Hit(_row_to_memory(rows[i]), -float(score[i])) for i in best]
+                return self._hits(conn, best, {i: -float(score[i]) for i in best})
             want *= 8
         rows = conn.execute(
             f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, {bm25} AS score "

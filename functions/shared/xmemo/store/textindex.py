@@ -1,0 +1,365 @@
+"""The tolerant lexical leg of a large embedded store: a tantivy index beside the SQLite
+file, derived from the full-text rows and never the source of truth.
+
+FTS5 scores every row that shares any query term, so an any-term query over a large store
+costs as much as its commonest term's posting list. tantivy keeps block maxima of its
+posting lists and skips the blocks that cannot reach the current top k (block-max WAND),
+so it finds candidates in about a millisecond at 100k memories (`xmemo bench latency`).
+Its BM25 is not FTS5's (another IDF, one field), so its order only chooses candidates:
+`bm25` then scores them exactly as FTS5's `bm25()` would, from the rows in SQLite.
+
+Consistency. Every write of a full-text row also appends its rowid to `text_changes`
+in the same SQLite transaction. The index records, in `watermark.json` written after
+each tantivy commit, the last change and the last row it holds (rows past it are new
+even when nothing logged them: an older version of the store, `bench latency --copies`).
+A search reads the changes past the watermark and the rows past its last row, and
+scores those rows from SQLite too, so an
+acknowledged write is found at once; the index itself catches up (`sync`) only every
+`LAG` changes. After a crash the watermark is at worst behind the index, and replaying
+a change (delete the rowid, add the row as it is now) is idempotent. A missing,
+unreadable or outrun index (its changes trimmed away) is rebuilt from the table."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+LAG = 256  # changes scored from SQLite before the index catches up
+REBUILD_LAG = 50_000  # changes kept in `text_changes`; an index further behind is rebuilt
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+FORMAT = 1  # of the index's fields; an index of another format is rebuilt
+
+CHANGES = """CREATE TABLE IF NOT EXISTS text_changes (
+    seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+    rowid INTEGER NOT NULL
+)"""
+
+
+def log_change(conn: sqlite3.Connection, rowids) -> None:
+    """Record that these full-text rows were added, changed or deleted (inside the
+    caller's write transaction)."""
+    conn.executemany("INSERT INTO text_changes (rowid) VALUES (?)", [(int(r),) for r in rowids])
+
+
+def trim_changes(conn: sqlite3.Connection, applied: int) -> None:
+    """Forget changes well behind what the index holds (`applied`; a process that read an
+    older watermark a moment ago may still ask for the last few) and any older than the
+    last `REBUILD_LAG` (an index that far behind is rebuilt), inside a write transaction."""
+    conn.execute(
+        "DELETE FROM text_changes WHERE seq <= max(?, coalesce((SELECT max(seq) FROM text_changes), 0) - ?)",
+        (applied - 8 * LAG, REBUILD_LAG),
+    )
+
+
+def _idf(rows: int, n: int) -> float:
+    """FTS5's IDF of a term in n of `rows` rows (never below 1e-6)."""
+    value = math.log((rows - n + 0.5) / (n + 0.5)) if n < rows + 0.5 else 0.0
+    return value if value > 0 else 1e-6
+
+
+def _varints(blob: bytes) -> list[int]:
+    """FTS5's record format: unsigned big-endian base-128 varints."""
+    out, value = [], 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            out.append(value)
+            value = 0
+    return out
+
+
+class TextIndex:
+    """The derived index of one store (folder `path`); thread-safe within a process, and
+    several processes may share it (one of them catches it up at a time)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._index = None
+        self._searcher = None
+        self._schema = None
+        # what the searcher's commit holds: every change up to `watermark` and every row up
+        # to `max_rowid` (rows written by a version of the store that kept no change log)
+        self.watermark = -1
+        self.max_rowid = 0
+        self._missing = False
+
+    # -- opening, building, catching up ----------------------------------------------------
+    def _read_watermark(self) -> tuple[int, int] | None:
+        try:
+            stored = json.loads((self.path / "watermark.json").read_text())
+            return (int(stored["seq"]), int(stored["rowid"])) if stored.get("format") == FORMAT else None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def _write_watermark(self, seq: int, rowid: int) -> None:
+        tmp = self.path / "watermark.json.tmp"
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"seq": seq, "rowid": rowid, "format": FORMAT}))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path / "watermark.json")
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _committed(self, seq: int, rowid: int) -> None:
+        """After a commit (ours or another process's): read it, and remember what it holds."""
+        self._index.reload()  # type: ignore[union-attr]
+        self._searcher = self._index.searcher()  # type: ignore[union-attr]
+        self.watermark, self.max_rowid = seq, rowid
+
+    @staticmethod
+    def _schema_of():
+        import tantivy
+
+        sb = tantivy.SchemaBuilder()
+        sb.add_unsigned_field("rowid", stored=False, indexed=True, fast=True)
+        # the FTS row's stems and its neighbours' context, each scored by tantivy's BM25 to
+        # choose candidates; `terms` holds both only for FTS5's document frequencies
+        sb.add_text_field("stems", stored=False, tokenizer_name="whitespace", index_option="freq")
+        sb.add_text_field("context", stored=False, tokenizer_name="whitespace", index_option="freq")
+        sb.add_text_field("terms", stored=False, tokenizer_name="whitespace", index_option="basic")
+        return sb.build()
+
+    def _open(self) -> bool:
+        import tantivy
+
+        try:
+            # newest first within a segment: of equal scores tantivy keeps the lowest document
+            # ids, and FTS5's order keeps the newest rows
+            self._index = tantivy.Index(
+                self._schema_of(), path=str(self.path), reuse=True, sort_by_field="rowid", sort_order=tantivy.Order.Desc
+            )
+            self._schema = self._index.schema
+            self._index.reload()
+            self._searcher = self._index.searcher()
+            return True
+        except (OSError, ValueError):
+            self._index = self._searcher = None
+            return False
+
+    def _writer(self):
+        """The index's writer, or None while another process holds it."""
+        try:
+            return self._index.writer(heap_size=16_000_000, num_threads=1)  # type: ignore[union-attr]
+        except (OSError, ValueError, RuntimeError):
+            return None
+
+    def _document(self, rowid: int, stems: str, context: str):
+        import tantivy
+
+        doc = tantivy.Document()
+        doc.add_unsigned("rowid", rowid)
+        doc.add_text("stems", stems)
+        doc.add_text("context", context)
+        doc.add_text("terms", f"{stems} {context}")
+        return doc
+
+    def _build(self, conn: sqlite3.Connection) -> bool:
+        """A new index from every full-text row (the old folder removed first)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path.mkdir(parents=True)
+        if not self._open():
+            return False
+        writer = self._writer()
+        if writer is None:
+            return False
+        conn.execute("BEGIN")  # one snapshot: the rows and the change they include
+        try:
+            seq = conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0]
+            top = 0
+            for rowid, stems, context in conn.execute("SELECT id, c1, c2 FROM memories_fts_content"):
+                writer.add_document(self._document(rowid, stems or "", context or ""))
+                top = max(top, rowid)
+        finally:
+            conn.execute("COMMIT")
+        writer.commit()
+        writer.wait_merging_threads()
+        self._write_watermark(seq, top)
+        self._committed(seq, top)
+        return True
+
+    def _changed(self, conn: sqlite3.Connection, seq: int, rowid: int, upto: int | None = None) -> list[int]:
+        """Rows changed after change `seq` (up to `upto`) or added after row `rowid`."""
+        logged = conn.execute(
+            "SELECT DISTINCT rowid FROM text_changes WHERE seq > ? AND seq <= ?", (seq, upto if upto is not None else 2**62)
+        )
+        added = conn.execute("SELECT id FROM memories_fts_content WHERE id > ?", (rowid,))
+        return list(dict.fromkeys([r[0] for r in logged] + [r[0] for r in added]))
+
+    def _catch_up(self, conn: sqlite3.Connection, upto: int) -> None:
+        """Apply the changes past the watermark (each row as it is now) and commit."""
+        import tantivy
+
+        writer = self._writer()
+        if writer is None:
+            return  # another process is catching up; its commit is read next time
+        stored = self._read_watermark()  # maybe moved by another process since we looked
+        seq, top = max((self.watermark, self.max_rowid), stored or (-1, 0))
+        newest = conn.execute("SELECT coalesce(max(id), 0) FROM memories_fts_content").fetchone()[0]
+        rowids = self._changed(conn, seq, top, upto)
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            # by query: tantivy-py's delete by term does not match an unsigned field's terms
+            writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "rowid", chunk))
+            for rowid, (stems, context) in _texts(conn, chunk).items():
+                writer.add_document(self._document(rowid, stems, context))
+        writer.commit()
+        writer.wait_merging_threads()
+        top = max(top, newest)
+        self._write_watermark(upto, top)
+        self._committed(upto, top)
+
+    def lagging(self, conn: sqlite3.Connection) -> list[int] | None:
+        """Open (or build) the index and catch it up if it is `LAG` changes behind; the
+        rowids changed since its commit, to be scored from SQLite; None if it cannot be
+        used now (tantivy missing, or rebuilt by another process)."""
+        with self._lock:
+            if self._missing:
+                return None
+            try:
+                return self._lagging(conn)
+            except ImportError:  # tantivy not installed (a layer without the `local` extra)
+                self._missing = True
+                return None
+
+    @contextmanager
+    def _exclusive(self):
+        """Between processes: one builds or catches up the index at a time."""
+        import fcntl  # POSIX; imported here so the store module itself imports anywhere
+
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _lagging(self, conn: sqlite3.Connection) -> list[int] | None:
+        stored = self._read_watermark()
+        if self._index is None:
+            import tantivy  # noqa: F401  (before any file is made: without it, FTS5 answers)
+
+            with self._exclusive():
+                stored = self._read_watermark()
+                if stored is None or not self._open():
+                    if not self._build(conn):
+                        return None
+                else:
+                    self._committed(*stored)
+        elif stored is not None and stored[0] > self.watermark:  # another process committed
+            self._committed(*stored)
+        first, last = conn.execute("SELECT min(seq), coalesce(max(seq), 0) FROM text_changes").fetchone()
+        if first is not None and first > self.watermark + 1:  # outrun: its changes were trimmed
+            with self._exclusive():
+                if not self._build(conn):
+                    return None
+            last = conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0]
+        lag = self._changed(conn, self.watermark, self.max_rowid)
+        if len(lag) >= LAG or last - self.watermark >= LAG:
+            with self._exclusive():
+                self._catch_up(conn, last)
+            lag = self._changed(conn, self.watermark, self.max_rowid)
+        return lag
+
+    # -- searching -------------------------------------------------------------------------
+    def candidates(self, terms: list[str], limit: int, context_weight: float) -> list[int]:
+        """Up to `limit` rowids by tantivy's BM25 (any term, on stems and on context
+        weighted by `context_weight`), best first. Each term is boosted by FTS5's IDF over
+        tantivy's (ln((N-n+½)/(n+½)), n in either column, against ln(1+(N-n+½)/(n+½)), n in
+        the field), so a common term weighs as little as in FTS5; a boost keeps block-max WAND."""
+        import tantivy
+
+        with self._lock:
+            searcher, schema = self._searcher, self._schema
+        if searcher is None or not terms:
+            return []
+        rows = searcher.num_docs
+        clauses = []
+        for t in terms:
+            n = searcher.doc_freq("terms", t)
+            if n == 0:
+                continue
+            fts5 = _idf(rows, n)
+            for field, weight in (("stems", 1.0), ("context", context_weight)):
+                own = searcher.doc_freq(field, t)
+                if own and weight > 0:
+                    boost = weight * fts5 / math.log1p((rows - own + 0.5) / (own + 0.5))
+                    clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, t), boost)))
+        if not clauses:
+            return []
+        query = tantivy.Query.boolean_query(clauses)
+        hits = searcher.search(query, limit=limit, count=False).hits
+        return [int(r) for r in searcher.fast_field_values("rowid", [a for _, a in hits])]
+
+    def doc_freqs(self, conn: sqlite3.Connection, terms: list[str], lag: list[int]) -> dict[str, int]:
+        """Rows whose stems or context hold each term now: the index's live rows with it,
+        less the lagging rows it held at its commit, plus the lagging rows that hold it in
+        SQLite (tantivy's own `doc_freq` still counts deleted documents)."""
+        import tantivy
+
+        with self._lock:
+            searcher, schema = self._searcher, self._schema
+        if searcher is None:
+            return dict.fromkeys(terms, 0)
+        out = {t: searcher.search(tantivy.Query.term_query(schema, "terms", t), limit=1).count for t in terms}
+        if lag:
+            held = tantivy.Query.term_set_query(schema, "rowid", lag)
+            now = [set((s or "").split()) | set((c or "").split()) for s, c in _texts(conn, lag).values()]
+            for t in terms:
+                had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, "terms", t)), (tantivy.Occur.Must, held)]), limit=1).count
+                out[t] += sum(t in words for words in now) - had
+        return out
+
+
+def _texts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str]]:
+    """The stems and context of these full-text rows (those that still exist)."""
+    out = {}
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        for rowid, stems, context in conn.execute(f"SELECT id, c1, c2 FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            out[rowid] = (stems or "", context or "")
+    return out
+
+
+def bm25(
+    conn: sqlite3.Connection, index: TextIndex, terms: list[str], rowids: list[int], context_weight: float, lag: list[int]
+) -> dict[int, float]:
+    """The score FTS5's `bm25(memories_fts, 1, 1, context_weight)` gives each row for an
+    any-term query on `stems` and `context`, negated (higher is better), for the rows
+    that match. Row counts and lengths are FTS5's own (its averages record and docsize
+    table); document frequencies are the index's, corrected for the `lag` rows."""
+    if not rowids or not terms:
+        return {}
+    averages = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+    if averages is None:
+        return {}
+    counts = _varints(averages[0])
+    rows, avgdl = counts[0], sum(counts[1:]) / max(1, counts[0])
+    if rows == 0 or avgdl == 0:
+        return {}
+    idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag).items()}
+    marks = ",".join("?" * len(rowids))
+    sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
+    out: dict[int, float] = {}
+    for rowid, (stems, context) in _texts(conn, rowids).items():
+        own = stems.split()
+        near = context.split() if context_weight > 0 else []
+        norm = K1 * (1 - B + B * sum(_varints(sizes.get(rowid, b""))) / avgdl)
+        score = 0.0
+        for t, weight in idf.items():
+            f = own.count(t) + (context_weight * near.count(t) if near else 0.0)
+            if f:
+                score += weight * (f * (K1 + 1.0)) / (f + norm)  # FTS5's order of operations, to the last bit
+        if score > 0:
+            out[rowid] = score
+    return out

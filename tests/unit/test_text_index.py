@@ -1,0 +1,317 @@
+"""The tolerant lexical leg of a large embedded store through its derived tantivy index
+(`xmemo.store.textindex`): the same hits and scores as FTS5's bm25, every acknowledged
+write found at once, exact visibility, and recovery from a lagging, missing or broken
+index and from a kill mid-write."""
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from tests.conftest import make_principal
+from xmemo import tools
+from xmemo.auth import read_filter
+from xmemo.ids import new_reference
+from xmemo.models import Memory, boundary_of
+from xmemo.store import textindex
+from xmemo.store.sqlite import SQLiteStore
+
+T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+WORDS = "kettle harbour zeppelin lantern meadow copper violin glacier orchard falcon".split()
+QUERIES = ["kettle zeppelin", "harbour lantern meadow", "violins in the glacier", "falcon", "copper orchard kettle harbour"]
+
+
+def _memory(i: int, content: str, owner: str = "alice", location: str = "b") -> Memory:
+    when = T0 + timedelta(seconds=i)
+    return Memory(
+        reference=new_reference(int(when.timestamp() * 1000)), type="note", content=content, location=location, bucket="b",
+        owner=owner, boundary=boundary_of(owner, None, None), created_at=when, updated_at=when,
+        content_sha256=tools.content_hash(content),
+    )
+
+
+def _content(i: int) -> str:
+    """Words in uneven frequencies and counts, so scores differ by IDF, term frequency
+    and length."""
+    picked = [WORDS[(i * j + j) % len(WORDS)] for j in range(1, 2 + i % 5)]
+    return f"note {i} " + " ".join(picked) + (" kettle kettle" if i % 11 == 0 else "")
+
+
+@pytest.fixture
+def path(tmp_path):
+    p = tmp_path / "x.sqlite3"
+    store = SQLiteStore(p)
+    store.insert_many([_memory(i, _content(i)) for i in range(400)])
+    # memories in one named location: each one's neighbours' words are its context
+    store.insert_many([_memory(1000 + i, f"chat {WORDS[i % 10]} turn {i}", location="chat-1") for i in range(30)])
+    store.close()
+    return p
+
+
+def _rf(owner="alice"):
+    return read_filter(make_principal(owner), T0 + timedelta(days=1))
+
+
+def _indexed(p, **kw):
+    return SQLiteStore(p, text_index_rows=50, **kw)  # the fixture's stores are past it
+
+
+def _fts5(p):
+    return SQLiteStore(p, text_index_rows=0, lexical_budget=0)
+
+
+def _hits(store, query, k=500, owner="alice"):
+    return [(h.memory.reference, h.score) for h in store.search(query, None, _rf(owner), lexical_k=k, semantic_k=0, strict=False).lexical]
+
+
+def _same(got, want):
+    assert [r for r, _ in got] == [r for r, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9)
+
+
+def test_the_index_ranks_and_scores_as_fts5(path):
+    indexed, fts5 = _indexed(path), _fts5(path)
+    for q in QUERIES + ["chat turn", "meadow"]:
+        want = _hits(fts5, q)
+        assert want, q
+        _same(_hits(indexed, q), want)  # every match (k covers them): identical lists
+        top = _hits(indexed, q, k=20)  # the top 20 from 40 candidates
+        assert len(top) == min(20, len(want)) and len({r for r, _ in top} & {r for r, _ in want[:20]}) >= len(top) - 2
+    assert (path.parent / "x.sqlite3.text" / "watermark.json").exists()
+    indexed.close(), fts5.close()
+
+
+def test_small_stores_and_strict_search_stay_on_fts5(path):
+    store = SQLiteStore(path, text_index_rows=10_000)  # more rows than the store has
+    _same(_hits(store, "kettle zeppelin"), _hits(_fts5(path), "kettle zeppelin"))
+    assert not (path.parent / "x.sqlite3.text").exists()
+    indexed = _indexed(path)
+    strict = indexed.search("kettle zeppelin", None, _rf(), lexical_k=500, semantic_k=0, strict=True).lexical
+    assert strict and all("kettle" in h.memory.content and "zeppelin" in h.memory.content for h in strict)
+    store.close(), indexed.close()
+
+
+def test_writes_are_found_before_the_index_catches_up(path):
+    store = _indexed(path)
+    _hits(store, "kettle")  # builds the index
+    mark = store._text.watermark
+    store.insert(_memory(5000, "a quokka by the kettle"))
+    assert _hits(store, "quokka")[0][0] == _hits(_fts5(path), "quokka")[0][0]
+    gone = _hits(store, "zeppelin")[0][0]
+    store.delete(_rf(), gone)
+    assert gone not in {r for r, _ in _hits(store, "zeppelin")}
+    store.insert(_memory(1100, "chat about an ocelot", location="chat-1"))  # its neighbour's context changes
+    for q in ("kettle zeppelin quokka", "ocelot", "chat turn"):
+        _same(_hits(store, q), _hits(_fts5(path), q))
+    assert store._text.watermark == mark, "fewer than LAG changes: scored from SQLite, no commit"
+    store.close()
+
+
+def test_the_index_catches_up_every_lag_changes(path, monkeypatch):
+    monkeypatch.setattr(textindex, "LAG", 20)
+    store = _indexed(path)
+    _hits(store, "kettle")
+    mark = store._text.watermark
+    for i in range(25):
+        store.insert(_memory(6000 + i, f"walrus {i} " + _content(i)))
+    _same(_hits(store, "walrus kettle"), _hits(_fts5(path), "walrus kettle"))
+    stored = json.loads((path.parent / "x.sqlite3.text" / "watermark.json").read_text())["seq"]
+    assert store._text.watermark == stored > mark
+    last = store._conn.execute("SELECT max(seq) FROM text_changes").fetchone()[0]
+    assert stored == last
+    # the change log is trimmed behind the watermark
+    for i in range(300):
+        store.insert(_memory(7000 + i, f"narwhal {i}"))
+        _hits(store, "narwhal")
+    kept = store._conn.execute("SELECT count(*) FROM text_changes").fetchone()[0]
+    assert kept <= 8 * textindex.LAG + textindex.LAG + 1
+    store.close()
+
+
+def test_visibility_is_exact(path):
+    store = SQLiteStore(path)
+    store.insert_many([_memory(8000 + i, f"kettle zeppelin {i} of bob's", owner="bob") for i in range(200)])
+    store.insert_many([_memory(9000 + i, f"kettle marmot {i} of carol's", owner="carol") for i in range(3)])
+    store.close()
+    indexed = _indexed(path)
+    for owner in ("alice", "bob", "carol"):
+        got = indexed.search("kettle zeppelin marmot", None, _rf(owner), lexical_k=60, semantic_k=0, strict=False).lexical
+        assert got and {h.memory.owner for h in got} == {owner}
+        _same([(h.memory.reference, h.score) for h in got], _hits(_fts5(path), "kettle zeppelin marmot", k=60, owner=owner))
+    indexed.close()
+
+
+def _damage(path, damage):
+    folder = path.parent / "x.sqlite3.text"
+    if damage == "behind":  # a crash between tantivy's commit and the watermark's write, or an old copy
+        (folder / "watermark.json").write_text(json.dumps({"seq": 0, "format": textindex.FORMAT}))
+    elif damage == "no watermark":
+        (folder / "watermark.json").unlink()
+    elif damage == "old format":
+        (folder / "watermark.json").write_text(json.dumps({"seq": 10**9, "format": textindex.FORMAT - 1}))
+    elif damage == "broken":
+        (folder / "meta.json").write_text("{not json")
+    else:
+        shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("damage", ["behind", "no watermark", "old format", "broken", "gone"])
+def test_a_lagging_missing_or_broken_index_is_recovered(path, damage):
+    store = _indexed(path)
+    _hits(store, "kettle")
+    store.insert_many([_memory(5000 + i, f"ibex {i} kettle") for i in range(5)])
+    store.delete(_rf(), _hits(store, "zeppelin")[0][0])
+    store.close()
+    _damage(path, damage)
+    store = _indexed(path)
+    for q in QUERIES + ["ibex", "chat turn"]:
+        _same(_hits(store, q), _hits(_fts5(path), q))
+    store.close()
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from datetime import datetime, timezone
+    from pathlib import Path
+    from xmemo import tools
+    from xmemo.auth import principal_from_claims, read_filter
+    from xmemo.config import Settings
+    from xmemo.models import RememberInput
+    from xmemo.services import Services
+    from xmemo.store import textindex
+    from xmemo.store.sqlite import SQLiteStore
+
+    textindex.LAG = 7  # commit (and write the watermark) often, so the kill lands in one
+    path = Path(sys.argv[1])
+    store = SQLiteStore(path, text_index_rows=20)
+    svc = Services(Settings(data_dir=path.parent, embedder="none"), store, None)
+    p = principal_from_claims({"sub": "alice", "scope": "xmemo/memory:read xmemo/memory:write"})
+    for i in range(100000):
+        r = tools.remember(svc, p, RememberInput(content=f"crash memory w{i}x and more words " + "pad " * (i % 9)))
+        print(i, r.memory.reference, flush=True)  # acknowledged
+        store.search(f"w{i}x pad", None, read_filter(p, datetime.now(timezone.utc)), lexical_k=5, semantic_k=0, strict=False)
+    """
+)
+
+
+def test_sigkill_mid_writes_and_commits_loses_no_acknowledged_write(tmp_path):
+    path = tmp_path / "x.sqlite3"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    acked = []
+    deadline = time.monotonic() + 60
+    while len(acked) < 120 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        acked.append((int(line.split()[0]), line.split()[1]))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert len(acked) >= 120, "the writer did not get going"
+    assert json.loads((tmp_path / "x.sqlite3.text" / "watermark.json").read_text())["seq"] > 0, "the index committed"
+    store = SQLiteStore(path, text_index_rows=20)
+    rf = read_filter(make_principal("alice"), datetime.now(timezone.utc))
+    for i, reference in acked:
+        got = store.search(f"w{i}x", None, rf, lexical_k=5, semantic_k=0, strict=False).lexical
+        assert [h.memory.reference for h in got] == [reference]
+    got = {h.memory.reference for h in store.search("crash pad", None, rf, lexical_k=1000, semantic_k=0, strict=False).lexical}
+    rows = {r[0] for r in sqlite3.connect(path).execute("SELECT reference FROM memories")}
+    assert {r for _, r in acked} <= got == rows
+    store.close()
+
+
+def test_rows_written_without_the_change_log_are_found(path):
+    """An older version of the store (or `bench latency --copies`) adds rows and never logs
+    them: the rows past the index's last row are scored from SQLite, then indexed."""
+    store = _indexed(path)
+    _hits(store, "kettle")
+    store.close()
+    old = _fts5(path)
+    old.insert(_memory(5000, "a quokka by the kettle"))
+    old._conn.execute("DELETE FROM text_changes")  # as if no log had been kept
+    old.close()
+    store = _indexed(path)
+    _same(_hits(store, "quokka kettle"), _hits(_fts5(path), "quokka kettle"))
+    store._text._catch_up(store._conn, store._conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0])
+    assert store._text._changed(store._conn, store._text.watermark, store._text.max_rowid) == []
+    _same(_hits(store, "quokka kettle"), _hits(_fts5(path), "quokka kettle"))
+    store.close()
+
+
+def test_without_tantivy_the_store_answers_from_fts5(path, monkeypatch):
+    """A runtime without the `local` extra (no tantivy) keeps the FTS5 leg."""
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` raises ImportError
+    store = _indexed(path)
+    for q in QUERIES:
+        _same(_hits(store, q), _hits(SQLiteStore(path, text_index_rows=0), q))
+    assert store._text._missing and not (path.parent / "x.sqlite3.text").exists()
+    store.close()
+
+
+def test_an_index_that_cannot_catch_up_hands_over_to_fts5(path, monkeypatch):
+    """Its writer held elsewhere and the lag past `LEXICAL_WIDEST` rows: FTS5 answers,
+    and every write is still found."""
+    from xmemo.store import sqlite as sqlite_store
+
+    store = _indexed(path)
+    _hits(store, "kettle")
+    monkeypatch.setattr(textindex, "LAG", 10)
+    monkeypatch.setattr(sqlite_store, "LEXICAL_WIDEST", 30)
+    monkeypatch.setattr(textindex.TextIndex, "_writer", lambda self: None)
+    mark = store._text.watermark
+    for i in range(40):
+        store.insert(_memory(5000 + i, f"okapi {i} kettle"))
+    _same(_hits(store, "okapi kettle"), _hits(_fts5(path), "okapi kettle"))
+    assert store._text.watermark == mark and len(store._text.lagging(store._conn)) > 30
+    store.close()
+
+
+TWIN = textwrap.dedent(
+    """
+    import sys
+    from datetime import datetime, timezone
+    from pathlib import Path
+    from xmemo.auth import principal_from_claims, read_filter
+    from xmemo.models import Memory, boundary_of
+    from xmemo.ids import new_reference
+    from xmemo import tools
+    from xmemo.store import textindex
+    from xmemo.store.sqlite import SQLiteStore
+
+    textindex.LAG = 5  # both processes catch the shared index up, often
+    path, name = Path(sys.argv[1]), sys.argv[2]
+    store = SQLiteStore(path, text_index_rows=20)
+    p = principal_from_claims({"sub": "alice", "scope": "xmemo/memory:read xmemo/memory:write"})
+    for i in range(40):
+        now = datetime.now(timezone.utc)
+        content = f"twin {name}{i}q wrote this"
+        m = Memory(reference=new_reference(), type="note", content=content, location="b", bucket="b", owner="alice",
+                   boundary=boundary_of("alice", None, None), created_at=now, updated_at=now,
+                   content_sha256=tools.content_hash(content))
+        store.insert(m)
+        for j in range(i + 1):  # every write so far of this process, through the shared index
+            got = store.search(f"{name}{j}q", None, read_filter(p, now), lexical_k=3, semantic_k=0, strict=False).lexical
+            assert [h.memory.content for h in got] == [f"twin {name}{j}q wrote this"], (name, j, got)
+    print("ok", store._text.watermark)
+    """
+)
+
+
+def test_two_processes_share_the_index_and_find_every_write(path):
+    procs = [subprocess.Popen([sys.executable, "-c", TWIN, str(path), n], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n in ("a", "b")]
+    for proc in procs:
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0 and out.startswith("ok"), err[-2000:]
+    store = _indexed(path)
+    for q in ("twin wrote", "a39q", "b0q"):
+        _same(_hits(store, q), _hits(_fts5(path), q))
+    store.close()
