@@ -43,9 +43,11 @@ Location = Annotated[
 
 
 class _Input(BaseModel):
-    """Tool inputs reject unknown fields and never coerce across types."""
+    """Tool inputs reject unknown fields and never coerce across types. Their validators are
+    built on first use, not at import: each function uses one or two of them, and builds
+    those while it initialises (`xmemo.startup.build_models`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 # ---------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ PACK_VERSION = "1"
 
 
 class _Result(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built on first use, as the inputs are (`xmemo.models._Input`)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def structured(self) -> dict[str, Any]:
         """The structured profile: exactly this model's JSON dump."""
@@ -28,7 +29,7 @@ class _Result(BaseModel):
 class Hit(Memory):
     """A memory as a ranked hit: the record plus its score."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     score: float = Field(description="Fused relevance score; only the order is meaningful.")
 
