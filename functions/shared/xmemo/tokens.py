@@ -131,16 +131,22 @@ def _load_fast_ranks(name: str) -> dict[bytes, int] | None:
 
 
 @lru_cache(maxsize=4)
-def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
-    """The tiktoken `Encoding` called `name`, built offline (cached per process)."""
+def ranks(name: str) -> dict[bytes, int]:
+    """`load_ranks`, once per process (the `Encoding` keeps them anyway); a separate step so
+    a start can time loading the ranks apart from tiktoken's own construction."""
     if name not in ENCODINGS:
         raise ValueError(f"unsupported encoding {name!r}; shipped: {', '.join(ENCODINGS)}")
+    return load_ranks(name)
+
+
+@lru_cache(maxsize=4)
+def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
+    """The tiktoken `Encoding` called `name`, built offline (cached per process)."""
+    mergeable_ranks = ranks(name)
     import tiktoken
 
     spec = ENCODINGS[name]
-    return tiktoken.Encoding(
-        name=name, pat_str=spec["pat_str"], mergeable_ranks=load_ranks(name), special_tokens=spec["special_tokens"]
-    )
+    return tiktoken.Encoding(name=name, pat_str=spec["pat_str"], mergeable_ranks=mergeable_ranks, special_tokens=spec["special_tokens"])
 
 
 def count(text: str, name: str = "o200k_base") -> int:
