@@ -10,16 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .deferred import DeferredModel
 
 Part = TypeVar("Part", bound="_Group")
 
 
-class _Group(BaseModel):
+class _Group(DeferredModel):
     # A group is filled from `Settings`, already validated (`part`), so its own validator is
     # built only if something validates one directly (tests): not at every start.
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class StoreSettings(_Group):

@@ -10,23 +10,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from .deferred import DeferredModel
 from .models import Memory, MemoryType, Source
 
 PACK_VERSION = "1"
 
 
-class _Result(BaseModel):
+class _Result(DeferredModel):
     # built on first use, as the inputs are (`xmemo.models._Input`)
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid")
 
     def structured(self) -> dict[str, Any]:
         """The structured profile: exactly this model's JSON dump."""
         return self.model_dump(mode="json")
 
 
-class Hit(Memory):
+class Hit(Memory, DeferredModel):
     """A memory as a ranked hit: the record plus its score."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
