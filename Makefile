@@ -33,7 +33,13 @@ $(CHECKOV_STAMP):
 	$(CHECKOV_VENV)/bin/python -m pip install -q --disable-pip-version-check 'checkov==$(CHECKOV_VERSION)'
 	@touch $@
 
-install: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP)
+# The encodings' fast form (xmemo/tokens.py), derived from the sha256-checked .gz files.
+ENCODINGS_DIR := functions/shared/xmemo/encodings
+FAST_RANKS := $(ENCODINGS_DIR)/o200k_base.ranks.marshal
+$(FAST_RANKS): $(STAMP) $(wildcard $(ENCODINGS_DIR)/*.tiktoken.gz) functions/shared/xmemo/tokens.py
+	$(PY) -m xmemo.tokens
+
+install: $(STAMP) $(FAST_RANKS) $(MCP2_STAMP) $(CHECKOV_STAMP)
 
 # The console's browser tests drive Debian's chromium through its own chromedriver (as root, as CI runs).
 CHROMEDRIVER := /usr/bin/chromedriver
@@ -50,7 +56,7 @@ $(SAM_LOCAL_TOOLS):
 ## make test: create .venv, install everything, run every test (non-zero on any failure) except
 ## the real SAM CLI in Docker: under arm64 emulation those take ~20 min more, plus ~18 min to
 ## debootstrap the base image on a fresh machine, so they run with `make sam-local`.
-test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER)
+test: $(STAMP) $(FAST_RANKS) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER)
 	$(PY) -m pytest -q -m "not sam_local"
 
 ## make sam-local: `sam local invoke` and `sam local start-api` in Docker (docs/local-service.md)
@@ -58,7 +64,7 @@ sam-local: $(STAMP) $(SAM_LOCAL_TOOLS)
 	$(PY) -m pytest -q tests/sam_local
 
 ## make unit: only the fast unit tests
-unit: $(STAMP)
+unit: $(STAMP) $(FAST_RANKS)
 	$(PY) -m pytest -q tests/unit
 
 ## make run: the local service on the embedded store (lexical retrieval unless XMEMO_EMBEDDER
@@ -83,7 +89,7 @@ check-template: $(STAMP) $(CHECKOV_STAMP)
 
 ## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
 ## needs AWS credentials and python3.13 on PATH. The index is created by the stack itself.
-build: $(STAMP)
+build: $(STAMP) $(FAST_RANKS)
 	$(VENV)/bin/sam build --parallel
 deploy: build
 	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM

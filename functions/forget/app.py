@@ -27,4 +27,4 @@ def _filter_body():
     return body
 
 
-lambda_handler = api.lambda_handler(app)
+lambda_handler = api.lambda_handler(app, tools=[tools.forget])

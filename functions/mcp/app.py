@@ -3,10 +3,10 @@
 as the REST handlers. JSON-RPC in, the same tool functions, JSON out; the protocol lives
 in `xmemo.mcp`."""
 
-from xmemo import api
-from xmemo.mcp import edge
+from xmemo import api, policy  # noqa: F401  policy: the capture rules compile at initialisation (remember)
+from xmemo.mcp import edge, registry
 
 app = api.resolver()
 edge.register(app)
 
-lambda_handler = api.lambda_handler(app, packs=True, embeds=True)
+lambda_handler = api.lambda_handler(app, models=registry.models(), packs=True, embeds=True)

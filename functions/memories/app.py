@@ -19,4 +19,4 @@ def get_memory(reference: str):
     return api.tool_route(app, tools.get_memory, READ, GetInput, lambda: {"reference": api.path_param(app, "reference")})
 
 
-lambda_handler = api.lambda_handler(app)
+lambda_handler = api.lambda_handler(app, tools=[tools.list_memories, tools.get_memory])

@@ -12,4 +12,4 @@ def recall():
     return api.tool_route(app, tools.recall, READ, RecallInput, lambda: api.json_body(app))
 
 
-lambda_handler = api.lambda_handler(app, embeds=True)
+lambda_handler = api.lambda_handler(app, tools=[tools.recall], embeds=True)

