@@ -48,8 +48,7 @@ $(SAM_LOCAL_TOOLS):
 	apt-get install -y -q docker.io mmdebstrap qemu-user-static || (apt-get update -q && apt-get install -y -q docker.io mmdebstrap qemu-user-static)
 
 ## make test: create .venv, install everything, run every test (non-zero on any failure), the real
-## SAM CLI in Docker included (tests/sam_local: about 10 min of it on a fresh 2-core machine,
-## docs/local-service.md)
+## SAM CLI in Docker included (tests/sam_local; what it costs: docs/local-service.md)
 test: $(STAMP) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER) $(SAM_LOCAL_TOOLS)
 	$(PY) -m pytest -q
 

@@ -222,7 +222,8 @@ class Sam:
             cwd=ROOT, env=sam_env(), capture_output=True, text=True, timeout=timeout_s + 600)
         seconds = time.monotonic() - started
         assert result.stdout.strip(), result.stderr[-3000:]  # no answer: the function crashed or timed out
-        with (self.workdir / "timings.jsonl").open("a") as out:  # what docs/local-service.md's table is read from
+        timings = Path(os.environ.get("XMEMO_SAM_LOCAL_TIMINGS") or self.workdir / "timings.jsonl")  # docs/local-service.md's table
+        with timings.open("a") as out:
             out.write(json.dumps({"function": function, "seconds": round(seconds, 1)}) + "\n")
         return Invoked(json.loads(result.stdout), result.stderr, seconds)
 
