@@ -110,7 +110,7 @@ def local_template(built: Path, overrides: dict[str, str], env: dict[str, dict[s
     text = json.dumps(template, sort_keys=True)
     path = built / f"template-local-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
     if not path.exists():
-        partial = path.with_suffix(".partial")
+        partial = path.with_name(f"{path.name}.{threading.get_ident()}.partial")  # two workers may write it at once
         partial.write_text(text)
         partial.replace(path)
     return path
