@@ -47,19 +47,18 @@ $(CHROMEDRIVER):
 	apt-get install -y -q chromium chromium-driver || (apt-get update -q && apt-get install -y -q chromium chromium-driver)
 
 # tests/sam_local run the real SAM CLI: Debian's Docker engine (its dockerd is started by the tests
-# when none answers, and stopped again), debootstrap and qemu-user-static to build the arm64 Lambda
-# base image offline (infra/lambda_base_image.sh; no container registry is reachable here).
-SAM_LOCAL_TOOLS := /usr/sbin/dockerd /usr/sbin/debootstrap /usr/bin/qemu-aarch64-static
+# when none answers, and stopped again), mmdebstrap to extract the arm64 Lambda base image's packages
+# offline and qemu-user-static to run it (infra/lambda_base_image.sh; no container registry is reachable).
+SAM_LOCAL_TOOLS := /usr/sbin/dockerd /usr/bin/mmdebstrap /usr/bin/qemu-aarch64-static
 $(SAM_LOCAL_TOOLS):
-	apt-get install -y -q docker.io debootstrap qemu-user-static || (apt-get update -q && apt-get install -y -q docker.io debootstrap qemu-user-static)
+	apt-get install -y -q docker.io mmdebstrap qemu-user-static || (apt-get update -q && apt-get install -y -q docker.io mmdebstrap qemu-user-static)
 
-## make test: create .venv, install everything, run every test (non-zero on any failure) except
-## the real SAM CLI in Docker: under arm64 emulation those take ~20 min more, plus ~18 min to
-## debootstrap the base image on a fresh machine, so they run with `make sam-local`.
-test: $(STAMP) $(FAST_RANKS) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER)
-	$(PY) -m pytest -q -m "not sam_local"
+## make test: create .venv, install everything, run every test (non-zero on any failure), the real
+## SAM CLI in Docker included (tests/sam_local; what it costs: docs/local-service.md)
+test: $(STAMP) $(FAST_RANKS) $(MCP2_STAMP) $(CHECKOV_STAMP) $(CHROMEDRIVER) $(SAM_LOCAL_TOOLS)
+	$(PY) -m pytest -q
 
-## make sam-local: `sam local invoke` and `sam local start-api` in Docker (docs/local-service.md)
+## make sam-local: only `sam local invoke` and `sam local start-api` in Docker (docs/local-service.md)
 sam-local: $(STAMP) $(SAM_LOCAL_TOOLS)
 	$(PY) -m pytest -q tests/sam_local
 

@@ -4,30 +4,36 @@
 #
 #   infra/lambda_base_image.sh python3.13 arm64   ->  public.ecr.aws/lambda/python:3.13-arm64
 #
-# Parts: a Debian root file system (debootstrap, the suite whose python3 is the runtime's
-# version), the runtime interface client (awslambdaric, PyPI wheel for the target machine)
-# in /var/runtime, and /var/runtime/bootstrap, where the Runtime Interface Emulator that SAM
+# Parts: the files of Debian's python3.13 and its dependency closure, only extracted
+# (`mmdebstrap --variant=extract`: no maintainer script, so nothing runs under qemu while
+# building), libstdc++ (which manylinux wheels, awslambdaric's among them, expect of the
+# system), dash and coreutils (SAM CLI's own image build runs `mv`, `chmod`, `cp` in it),
+# the runtime interface client (awslambdaric, PyPI wheel for the target machine) and boto3
+# (as the managed runtime has it: the stdlib-only PreToken function uses it) in /var/runtime, and /var/runtime/bootstrap, where the Runtime Interface Emulator that SAM
 # CLI adds to the image (samcli/local/rapid) starts the runtime. Paths are those of the
 # managed images: /var/task (code), /opt (layers), /var/runtime, /var/lang/bin/python3.
+# What the skipped maintainer scripts would have done and Python needs is done here, on the
+# host: the merged-/usr links, the CA bundle, and the byte-compiled standard library (by the
+# host's CPython of the same minor version: an emulated cold start would otherwise compile
+# it in every fresh container).
 # A foreign architecture runs under qemu-user-static through binfmt_misc (registered here).
 #
-# Cached: the image carries the sha256 of this script as a label (a matching image is kept),
-# and the debootstrapped system is kept as a tar in $XMEMO_IMAGE_CACHE.
-# Needs root, docker (a running daemon), debootstrap, and qemu-user-static for a foreign arch.
+# Cached: the image carries the sha256 of this script as a label (a matching image is kept).
+# Needs root, docker (a running daemon), mmdebstrap, python3.X (the runtime's version, with
+# pip) on PATH, and qemu-user-static for a foreign arch.
 set -euo pipefail
 
 runtime=${1:?usage: $0 RUNTIME ARCH (e.g. python3.13 arm64)}
 arch=${2:?usage: $0 RUNTIME ARCH (e.g. python3.13 arm64)}
-python=${PYTHON:-python3}                 # a Python with pip, to fetch the awslambdaric wheel
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-cache=${XMEMO_IMAGE_CACHE:-/var/cache/xmemo-lambda-image}
 ric_version=4.2.2
+boto3_version=1.44.8                     # the managed python3.13 runtime carries boto3 in /var/runtime
 
 version=${runtime#python}
 case "$version" in
-  3.13) suite=trixie ;;                   # Debian 13's python3 is 3.13
-  3.11) suite=bookworm ;;                 # Debian 12's python3 is 3.11
-  *) echo "no Debian suite ships Python $version as python3 (3.13: trixie, 3.11: bookworm)" >&2; exit 2 ;;
+  3.13) suite=trixie ;;                   # Debian 13 ships Python 3.13
+  3.11) suite=bookworm ;;                 # Debian 12 ships Python 3.11
+  *) echo "no Debian suite ships Python $version (3.13: trixie, 3.11: bookworm)" >&2; exit 2 ;;
 esac
 case "$arch" in
   arm64) deb_arch=arm64 wheel_platform=manylinux2014_aarch64 qemu=aarch64 ;;
@@ -42,8 +48,13 @@ if [ "$(docker image inspect --format '{{index .Config.Labels "xmemo.recipe"}}' 
   exit 0
 fi
 
+# The host's CPython of the runtime's version writes the .pyc files (same magic number).
+host_python=$(command -v "python$version" || true)
+[ -n "$host_python" ] && [ "$("$host_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$version" ] \
+  || { echo "python$version must be on PATH (to byte-compile the image's standard library)" >&2; exit 1; }
+
 # A foreign architecture: register qemu's interpreter with the F flag (opened now, so it also
-# serves inside containers and chroots).
+# serves inside containers).
 if [ "$deb_arch" != "$(dpkg --print-architecture)" ]; then
   mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
   if [ ! -e "/proc/sys/fs/binfmt_misc/qemu-$qemu" ]; then
@@ -56,30 +67,28 @@ fi
 work=$(mktemp -d /var/tmp/xmemo-lambda-image.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 root="$work/rootfs"
-mkdir -p "$cache/debs" "$root"
 started=$(date +%s)
-# The debootstrapped system is kept too (the slow part: dpkg configures it under emulation).
-base="$cache/debootstrap-$suite-$deb_arch.tar"
-if [ -f "$base" ]; then
-  echo "debootstrap $suite ($deb_arch): cached in $base"
-else
-  echo "debootstrap $suite ($deb_arch) ..."
-  debootstrap --variant=minbase --arch="$deb_arch" --include=python3,ca-certificates \
-    --cache-dir="$cache/debs" "$suite" "$root" "$mirror" > "$work/debootstrap.log" 2>&1 \
-    || { tail -30 "$work/debootstrap.log" >&2; exit 1; }
-  tar -C "$root" -cf "$base.partial" . && mv "$base.partial" "$base"
-  echo "debootstrap done in $(( $(date +%s) - started )) s"
-fi
-tar -C "$root" -xf "$base"
+mmdebstrap --quiet --variant=extract --arch="$deb_arch" --include="python$version,libstdc++6,dash,coreutils,ca-certificates" \
+  "$suite" "$root" "$mirror" > "$work/mmdebstrap.log" 2>&1 || { tail -30 "$work/mmdebstrap.log" >&2; exit 1; }
+echo "extracted python$version and its dependencies ($suite $deb_arch) in $(( $(date +%s) - started )) s"
+[ -x "$root/usr/bin/python$version" ] || { echo "$suite has no python$version" >&2; exit 1; }
 
-got=$(chroot "$root" /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-[ "$got" = "$version" ] || { echo "$suite brought Python $got, not $version" >&2; exit 1; }
+# Done by maintainer scripts on a real install: the merged-/usr links (the ELF interpreter is
+# /lib/ld-linux-*.so.1) and the CA bundle (update-ca-certificates).
+for dir in bin sbin lib; do [ -e "$root/$dir" ] || ln -s "usr/$dir" "$root/$dir"; done
+mkdir -p "$root/etc/ssl/certs"
+cat "$root"/usr/share/ca-certificates/mozilla/*.crt > "$root/etc/ssl/certs/ca-certificates.crt"
 
 mkdir -p "$root/var/task" "$root/opt" "$root/var/runtime" "$root/var/lang/bin" "$root/tmp"
-ln -sf /usr/bin/python3 "$root/var/lang/bin/python3"
-"$python" -m pip install -q --disable-pip-version-check --no-compile --target "$root/var/runtime" \
+chmod 1777 "$root/tmp"
+ln -sf "/usr/bin/python$version" "$root/var/lang/bin/python3"
+"$host_python" -m pip install -q --disable-pip-version-check --no-compile --target "$root/var/runtime" \
   --platform "$wheel_platform" --python-version "$version" --implementation cp --only-binary=:all: \
-  "awslambdaric==$ric_version"
+  "awslambdaric==$ric_version" "boto3==$boto3_version"
+# unchecked-hash: valid whatever mtimes the files get; -p /: the paths the container sees.
+"$host_python" -m compileall -q -j 0 --invalidation-mode unchecked-hash -s "$root" -p / \
+  -x '/(test|idlelib|lib2to3|tkinter|turtledemo)/' "$root/usr/lib/python$version" "$root/var/runtime" > "$work/compile.log" \
+  || { tail -30 "$work/compile.log" >&2; exit 1; }
 cat > "$root/var/runtime/bootstrap" <<EOF
 #!/bin/sh
 # Started by the Runtime Interface Emulator as Lambda starts a managed runtime; the handler

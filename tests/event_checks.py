@@ -14,7 +14,10 @@ from xmemo.models import RememberInput
 from tests import ROOT
 
 EVENTS = ROOT / "events"
-REST_EVENT_FILES = sorted(str(p.relative_to(EVENTS)) for p in EVENTS.glob("*/*.json") if p.parent.name not in ("mcp", "oauth"))  # mcp/: MCP_ANSWERS; oauth/: tests/oauth/test_aws_facade.py
+# Not API Gateway events: mcp/ (MCP_ANSWERS), oauth/ (tests/oauth/test_aws_facade.py), and the
+# trigger, schedule and custom-resource events (the checks at the end of this module).
+NOT_REST = ("mcp", "oauth", "pre_token", "purge", "index_init")
+REST_EVENT_FILES = sorted(str(p.relative_to(EVENTS)) for p in EVENTS.glob("*/*.json") if p.parent.name not in NOT_REST)
 REFUSALS = {
     "missing_scope": (403, "insufficient_scope"),
     "out_of_bounds": (422, "out_of_bounds"),
@@ -125,3 +128,36 @@ def check_console_page(status: int, body: str, headers: dict) -> None:
 
 def check_not_found(status: int, body: str) -> None:
     assert status == 404 and json.loads(body)["error"]["code"] == "not_found", (status, body)
+
+
+# -- events that do not come from API Gateway ---------------------------------------------
+CLIENT_TEAMS = "acme,platform"  # what the client's SSM parameter holds in the tests
+
+
+def check_pre_token_client_credentials(answer: dict) -> None:
+    """events/pre_token/client_credentials.json: the event back, `custom:teams` added from the
+    client's parameter (never from the caller's clientMetadata)."""
+    sent = load_event("pre_token/client_credentials.json")
+    assert answer["response"] == {"claimsAndScopeOverrideDetails": {
+        "accessTokenGeneration": {"claimsToAddOrOverride": {"custom:teams": CLIENT_TEAMS}}}}, answer
+    assert {k: v for k, v in answer.items() if k != "response"} == {k: v for k, v in sent.items() if k != "response"}
+
+
+def check_pre_token_version_1(error: dict) -> None:
+    """events/pre_token/version_1.json: a V1 trigger cannot customise access tokens; the
+    function fails (Cognito then refuses the sign-in) and says how to configure it."""
+    assert error["errorType"] == "ValueError" and "LambdaVersion V3_0" in error["errorMessage"], error
+
+
+def check_index_init_answer(event_name: str, document: dict) -> None:
+    """What the custom resource PUT to the event's ResponseURL: SUCCESS with the created index
+    for events/index_init/create.json, FAILED naming the request type for the unknown one."""
+    event = load_event(f"index_init/{event_name}.json")
+    assert (document["StackId"], document["RequestId"], document["LogicalResourceId"]) == (
+        event["StackId"], event["RequestId"], event["LogicalResourceId"]), document
+    if event_name == "create":
+        assert document["Status"] == "SUCCESS" and document["Data"]["action"] == "created", document
+        assert document["Data"]["index"].startswith(document["Data"]["alias"] + "-v"), document
+    else:
+        assert document["Status"] == "FAILED" and document["Reason"] == "ValueError: unknown RequestType 'Rename'", document
+        assert document["PhysicalResourceId"] == event["PhysicalResourceId"] and document["Data"] == {}, document

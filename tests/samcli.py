@@ -3,11 +3,13 @@ fixed region, no telemetry, the template's Python runtime on PATH for `sam build
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tests import ROOT
@@ -39,3 +41,44 @@ def sam_env() -> dict[str, str]:
         assert found, f"sam build needs {runtime} on PATH (or under pyenv); none found"
         env["PATH"] = f"{Path(found[-1]).parent}{os.pathsep}{env['PATH']}"
     return env
+
+
+@functools.cache
+def sam_build() -> Path:
+    """`sam build` of template.yaml, once per test run (the integration test checks what it
+    packaged; tests/sam_local runs it in Lambda containers)."""
+    out = Path(tempfile.mkdtemp(prefix="xmemo-sam-build-"))
+    result = subprocess.run([str(SAM), "build", "-t", str(TEMPLATE), "--build-dir", str(out / "build"), "--cache-dir", str(out / "cache")],
+                            cwd=ROOT, env=sam_env(), capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return out / "build"
+
+
+NO_VALUE = {"Ref": "AWS::NoValue"}
+
+
+def resolve_no_value_ifs(template: dict, overrides: dict[str, str]) -> dict:
+    """The template with every `Fn::If` that has an `AWS::NoValue` branch decided, for the
+    given parameters. SAM CLI's resolver gives up on those (it resolves both branches and
+    rejects the None of NoValue), and leaves them as they are: an environment variable then
+    becomes "" (OAuthFunction lost XMEMO_PUBLIC_BASE_URL) and a layer is dropped (EmbedderLayer).
+    The conditions are evaluated by SAM CLI's own resolver."""
+    from samcli.lib.intrinsic_resolver.intrinsic_property_resolver import IntrinsicResolver
+    from samcli.lib.intrinsic_resolver.intrinsics_symbol_table import IntrinsicsSymbolTable
+    from samcli.lib.providers.sam_base_provider import SamBaseProvider
+
+    params = SamBaseProvider._get_parameter_values(template, overrides)
+    resolver = IntrinsicResolver(template=template, symbol_resolver=IntrinsicsSymbolTable(template=template, logical_id_translator=params))
+
+    def decide(node):
+        if isinstance(node, dict) and list(node) == ["Fn::If"] and NO_VALUE in node["Fn::If"][1:]:
+            condition, if_true, if_false = node["Fn::If"]
+            chosen = if_true if resolver.intrinsic_property_resolver({"Fn::If": [condition, True, False]}, ignore_errors=False) else if_false
+            return decide(chosen)
+        if isinstance(node, dict):
+            return {k: v for k, v in ((k, decide(v)) for k, v in node.items()) if v != NO_VALUE}
+        if isinstance(node, list):
+            return [v for v in (decide(v) for v in node) if v != NO_VALUE]
+        return node
+
+    return {**template, **{part: decide(template[part]) for part in ("Globals", "Resources") if part in template}}

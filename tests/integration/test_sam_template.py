@@ -5,7 +5,6 @@ runtime (python3.13) on PATH; a pyenv-installed one is found too."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -13,8 +12,7 @@ import pytest
 
 from xmemo import tokens
 from xmemo.local.layer import NOT_IN_LAYER
-from tests.samcli import SAM, sam_env
-from xmemo.local.template import load_template
+from tests.samcli import SAM, sam_build, sam_env
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
@@ -27,31 +25,8 @@ def test_sam_validate_lint():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def buildable_template(tmp: Path) -> Path:
-    """template.yaml itself, or — while functions/mcp (issue 4) is not there yet — a JSON
-    copy without the MCP function, with absolute code paths."""
-    if (ROOT / "functions" / "mcp" / "app.py").is_file():
-        return TEMPLATE
-    template = load_template(TEMPLATE)
-    del template["Resources"]["McpFunction"]
-    for resource in template["Resources"].values():
-        props = resource.get("Properties") or {}
-        for key in ("CodeUri", "ContentUri"):
-            if isinstance(props.get(key), str):
-                props[key] = str(ROOT / props[key])
-    path = tmp / "template.json"
-    path.write_text(json.dumps(template))
-    return path
-
-
-def test_sam_build_without_container(tmp_path):
-    build = tmp_path / "build"
-    template = buildable_template(tmp_path)
-    result = subprocess.run(
-        [str(SAM), "build", "-t", str(template), "--build-dir", str(build), "--cache-dir", str(tmp_path / "cache")],
-        cwd=ROOT, env=sam_env(), capture_output=True, text=True, timeout=900,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+def test_sam_build_without_container():
+    build = sam_build()  # once per run: tests/sam_local runs the same build in Lambda containers
     layer = build / "XMemoLayer" / "python"
     assert (layer / "xmemo" / "api.py").is_file()
     assert (layer / "xmemo" / "encodings" / "o200k_base.tiktoken.gz").is_file()
