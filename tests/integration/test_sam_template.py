@@ -5,6 +5,7 @@ runtime (python3.13) on PATH; a pyenv-installed one is found too."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
