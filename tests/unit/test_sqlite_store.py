@@ -1,17 +1,13 @@
 """The embedded store survives restarts, writes atomically, and a crash leaves no half memory."""
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import textwrap
 import threading
-import time
 
 import pytest
 
 from tests.conftest import make_principal
+from tests.crashes import kill_after_acknowledged
 from xmemo import tools
 from xmemo.config import Settings
 from xmemo.errors import StoreUnavailable
@@ -73,16 +69,7 @@ WRITER = textwrap.dedent(
 
 def test_sigkill_mid_writes_loses_no_acknowledged_write(tmp_path):
     path = tmp_path / "crash.sqlite3"
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
-    acked = []
-    deadline = time.monotonic() + 60
-    while len(acked) < 150 and time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        acked.append(line.split()[1])
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    acked = [fields[1] for fields in kill_after_acknowledged(WRITER, path, 150)]
     assert len(acked) >= 150, "the writer did not get going"
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

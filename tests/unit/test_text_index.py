@@ -4,19 +4,17 @@ write found at once, exact visibility, and recovery from a lagging, missing or b
 index and from a kill mid-write."""
 
 import json
-import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from tests.conftest import make_principal
+from tests.crashes import kill_after_acknowledged
 from xmemo import tools
 from xmemo.auth import read_filter
 from xmemo.ids import new_reference
@@ -205,16 +203,7 @@ WRITER = textwrap.dedent(
 
 def test_sigkill_mid_writes_and_commits_loses_no_acknowledged_write(tmp_path):
     path = tmp_path / "x.sqlite3"
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
-    acked = []
-    deadline = time.monotonic() + 60
-    while len(acked) < 120 and time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        acked.append((int(line.split()[0]), line.split()[1]))
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    acked = [(int(i), reference) for i, reference in kill_after_acknowledged(WRITER, path, 120)]
     assert len(acked) >= 120, "the writer did not get going"
     assert json.loads((tmp_path / "x.sqlite3.text" / "watermark.json").read_text())["seq"] > 0, "the index committed"
     store = SQLiteStore(path, text_index_rows=20)
