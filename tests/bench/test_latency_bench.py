@@ -18,6 +18,7 @@ def test_latency_bench_saves_its_report(tmp_path):
     figures = report["sizes"]["300"]
     for tool in ("recall", "search_memory", "recall_context", "remember", "lexical_leg"):
         assert figures[tool]["n"] == 5 and figures[tool]["p95_ms"] >= figures[tool]["p50_ms"] >= 0
+        assert figures[tool]["cpu_ms_mean"] > 0  # the CPU the calls took, beside their wall time
     assert figures["ingest_per_s"] > 0 and report["cold_import_ms"] > 0
     assert "semantic_leg" not in figures and "query_embedding" not in report  # lexical only
     assert (out / "latency.md").read_text().startswith("# Latency")

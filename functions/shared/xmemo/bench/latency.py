@@ -234,13 +234,26 @@ def semantic_vs_exact(store: SQLiteStore, rf, vectors: list, k: int) -> float:
     return round(float(np.mean(found)), 4)
 
 
-def time_calls(fn, inputs) -> list[float]:
+def time_calls(fn, inputs, cpu: list[float] | None = None) -> list[float]:
+    """Wall milliseconds of each call; with `cpu`, each call's CPU milliseconds (every
+    thread of this process) appended to it."""
     out = []
     for inp in inputs:
+        c = time.process_time()
         t = time.perf_counter()
         fn(inp)
         out.append((time.perf_counter() - t) * 1000)
+        if cpu is not None:
+            cpu.append((time.process_time() - c) * 1000)
     return out
+
+
+def timed(fn, inputs) -> dict:
+    """`latency_summary` of the calls plus their mean CPU time: on a shared machine wall
+    time moves with the load, CPU time much less, and it shows work that threads of this
+    process burn beside the call (an idle BLAS worker spinning)."""
+    cpu: list[float] = []
+    return {**latency_summary(time_calls(fn, inputs, cpu)), "cpu_ms_mean": round(statistics.fmean(cpu), 2)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -282,13 +295,9 @@ def run(args: argparse.Namespace) -> int:
             rf = read_filter(principal, svc.clock())
             vectors = [svc.embedder.embed_query(q) for q in qs] if svc.embedder is not None else [None] * len(qs)
             k = svc.settings.lexical_candidates
-            figures["lexical_leg"] = latency_summary(
-                time_calls(lambda q: svc.store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False), qs)
-            )
+            figures["lexical_leg"] = timed(lambda q: svc.store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False), qs)
             if svc.embedder is not None:
-                figures["semantic_leg"] = latency_summary(
-                    time_calls(lambda v: svc.store.search("", v, rf, lexical_k=0, semantic_k=k, strict=False), vectors)
-                )
+                figures["semantic_leg"] = timed(lambda v: svc.store.search("", v, rf, lexical_k=0, semantic_k=k, strict=False), vectors)
             fresh = _fresh_queries(svc.embedder)
             for name, fn in {
                 "recall": lambda q: tools.recall(svc, principal, RecallInput(query=q)),
@@ -296,14 +305,12 @@ def run(args: argparse.Namespace) -> int:
                 "recall_context": lambda q: tools.recall_context(svc, principal, ContextInput(query=q)),
             }.items():
                 print(f"[{label}] {name} × {len(qs)}", file=sys.stderr)
-                figures[name] = latency_summary(time_calls(lambda q: (fresh(), fn(q)), qs))
+                figures[name] = timed(lambda q: (fresh(), fn(q)), qs)
             writes = [RememberInput(content=f"bench write {i} {time.time_ns()}: {q}", project="proj-1") for i, q in enumerate(qs)]
             print(f"[{label}] remember × {len(writes)}", file=sys.stderr)
-            figures["remember"] = latency_summary(time_calls(lambda w: tools.remember(svc, principal, w), writes))
+            figures["remember"] = timed(lambda w: tools.remember(svc, principal, w), writes)
             if svc.embedder is not None:
-                figures["passage_embedding"] = latency_summary(
-                    time_calls(lambda w: svc.embedder.embed_passages([w.content]), writes)
-                )
+                figures["passage_embedding"] = timed(lambda w: svc.embedder.embed_passages([w.content]), writes)
             figures["process_memory_mib"] = _rss_mib()
             if svc.embedder is not None and args.exactness:
                 print(f"[{label}] semantic leg against an exact scan × {args.exactness}", file=sys.stderr)
@@ -314,18 +321,17 @@ def run(args: argparse.Namespace) -> int:
     if embedder is not None:
         embedder.embed_query("warm-up")
         fresh = _fresh_queries(embedder)
-        qs_ms = time_calls(lambda q: (fresh(), embedder.embed_query(q)), qs)
-        report["query_embedding"] = latency_summary(qs_ms)
+        report["query_embedding"] = timed(lambda q: (fresh(), embedder.embed_query(q)), qs)
     report["load_after"] = os.getloadavg()
     rows = []
     for label, f in report["sizes"].items():
         for tool in ("recall", "search_memory", "recall_context", "remember", "passage_embedding", "lexical_leg", "semantic_leg"):
             if tool not in f:
                 continue
-            rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"]])
+            rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"], f[tool].get("cpu_ms_mean", "-")])
     md = (
         f"# Latency (in-process, corpus `{args.corpus}`, embedder `{args.embedder}`)\n\n"
-        + markdown_table(["memories", "tool", "p50 ms", "p95 ms", "p99 ms"], rows)
+        + markdown_table(["memories", "tool", "p50 ms", "p95 ms", "p99 ms", "CPU ms (mean)"], rows)
         + "\n"
         + markdown_table(
             ["memories", "stored", "ingest/s", "first query ms", "RSS MiB", "semantic recall vs exact", "lexical overlap vs unpruned"],
@@ -334,7 +340,8 @@ def run(args: argparse.Namespace) -> int:
         )
         + f"\nCold import of the tool path: {report['cold_import_ms']} ms\n"
         + (
-            f"Query embedding alone: p50 {report['query_embedding']['p50_ms']} ms, p95 {report['query_embedding']['p95_ms']} ms\n"
+            f"Query embedding alone: p50 {report['query_embedding']['p50_ms']} ms, p95 {report['query_embedding']['p95_ms']} ms, "
+            f"CPU {report['query_embedding']['cpu_ms_mean']} ms (mean)\n"
             if "query_embedding" in report
             else ""
         )
