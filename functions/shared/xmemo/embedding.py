@@ -94,10 +94,12 @@ class QueryCache:
 
     def embed_query(self, text: str, scope: str = "") -> np.ndarray:
         """`scope`: whose cache entry this is (`query_vector` passes the caller)."""
-        hit = self.cached(text, scope)
-        if hit is not None:
-            return hit
         key = (scope, normalised_query(text))
+        with self._lock:
+            hit = self._vectors.get(key)
+            if hit is not None:
+                self._vectors.move_to_end(key)
+                return hit
         vector = self.inner.embed_query(key[1])
         vector.flags.writeable = False  # shared between callers
         with self._lock:
@@ -105,15 +107,6 @@ class QueryCache:
             while len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
         return vector
-
-    def cached(self, text: str, scope: str = "") -> np.ndarray | None:
-        """The entry `embed_query` would answer from, or None; embeds nothing."""
-        key = (scope, normalised_query(text))
-        with self._lock:
-            hit = self._vectors.get(key)
-            if hit is not None:
-                self._vectors.move_to_end(key)
-            return hit
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self.inner.embed_passages(texts)
@@ -129,11 +122,6 @@ def query_vector(embedder: Embedder, text: str, caller: str) -> np.ndarray:
     if isinstance(embedder, QueryCache):
         return embedder.embed_query(text, scope=caller)
     return embedder.embed_query(text)
-
-
-def cached_query_vector(embedder: Embedder, text: str, caller: str) -> np.ndarray | None:
-    """`caller`'s cached vector of `text` if `embedder` caches and has it, else None."""
-    return embedder.cached(text, scope=caller) if isinstance(embedder, QueryCache) else None
 
 
 def cores() -> int:

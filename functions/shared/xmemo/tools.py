@@ -12,7 +12,7 @@ from typing import Any
 
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import NotFound, OutOfBounds
-from .embedding import cached_query_vector, query_vector
+from .embedding import query_vector
 from .models import (
     CONTENT_MAX,
     LOCATION_MAX,
@@ -31,7 +31,7 @@ from .models import (
 )
 from .ids import new_reference
 from .packing import PackedItem, pack
-from . import overlap, relevance, render
+from . import relevance, render
 from .results import (
     Budget,
     ContextResult,
@@ -46,7 +46,6 @@ from .results import (
 )
 from .retrieval import Plan, Ranked, boost_groups, diverse, fuse, lexical_only
 from .services import Services
-from .store.base import Candidates
 
 
 def content_hash(content: str) -> str:
@@ -142,7 +141,11 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.retrieval
-    vector, cands = _both_legs(svc, principal, inp.query, rf, max(s.lexical_candidates, wanted), max(s.semantic_candidates, wanted))
+    vector = query_vector(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else None
+    cands = svc.store.search(
+        inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=max(s.semantic_candidates, wanted),
+        strict=False,
+    )
     base = relevance.baseline(svc.embedder, vector) if vector is not None else 0.0
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
     every_term = False
@@ -168,27 +171,6 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
     )
     return ranked, plan
-
-
-def _both_legs(svc: Services, principal: Principal, query: str, rf: Any, lexical_k: int, semantic_k: int) -> tuple[Any, Candidates]:
-    """The query's vector and both legs' candidates. A query whose vector must be computed
-    is embedded on a worker thread while the lexical leg runs (`xmemo.overlap`), then the
-    semantic leg runs with it: the same two legs as one `store.search` with both, in the
-    time of the longer of the embedding and the lexical leg rather than their sum."""
-    if svc.embedder is None:
-        return None, svc.store.search(query, None, rf, lexical_k=lexical_k, semantic_k=semantic_k, strict=False)
-    vector = cached_query_vector(svc.embedder, query, principal.owner)
-    if vector is not None:
-        return vector, svc.store.search(query, vector, rf, lexical_k=lexical_k, semantic_k=semantic_k, strict=False)
-    pending = overlap.start(query_vector, svc.embedder, query, principal.owner)
-    try:
-        lexical = svc.store.search(query, None, rf, lexical_k=lexical_k, semantic_k=0, strict=False).lexical
-    except BaseException:
-        overlap.settle(pending)
-        raise
-    vector = pending.result()
-    semantic = svc.store.search("", vector, rf, lexical_k=0, semantic_k=semantic_k, strict=False)
-    return vector, Candidates(lexical=lexical, semantic=semantic.semantic, semantic_unavailable=semantic.semantic_unavailable)
 
 
 PACK_CANDIDATES_PER_ITEM = 2
