@@ -12,9 +12,11 @@ process's CPU time are both reported: on a shared machine the wall time rises wi
 load of others, the CPU time much less (it counts every thread, so a model load using two
 cores counts twice).
 
-The imports come from the environment running the bench (a developer's venv holds more
-than the layer, and the tracer patches whatever of its list is importable), so the figure
-is, if anything, high. The package is byte-compiled first, so a stale `__pycache__` (with
+The imports come from the deployed environment (`xmemo.bench._runtime`): the template's
+Python version in a venv holding exactly the layers' requirements, built once and cached;
+`--python current` measures the running interpreter's packages instead (a developer's venv
+holds more than the layers, and the tracer patches whatever of its list is importable). The
+package is byte-compiled first by that interpreter, so a stale or missing `__pycache__` (with
 PYTHONDONTWRITEBYTECODE set) does not add compiling to the figures; Lambda cannot write
 bytecode next to a layer and the layer ships none (it would not fit in 200 MiB), so a start
 there without SnapStart also compiles what it imports, which this bench does not measure.
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ._report import markdown_table, save
+from ._runtime import Interpreter, choose
 
 TARGET_MS = 400  # issue 13: import + initialisation, every REST function, embedder none
 TARGET_MIB = 200  # all layers together, unzipped, with the model
@@ -58,6 +61,9 @@ def register(sub) -> None:
     p.add_argument("--functions", help="comma-separated logical ids (default: every function behind an API route)")
     p.add_argument("--template", type=Path, default=Path("template.yaml"))
     p.add_argument("--build-dir", type=Path, default=Path(".aws-sam/build"), help="a `sam build` output (for the layers' size)")
+    p.add_argument("--python", default="deployed",
+                   help="`deployed` (default): the template's runtime with exactly the layers' requirements (a venv built "
+                        "once under the repository's .bench-venvs/); `current`: this interpreter; or a path to a Python")
     p.add_argument("--out", type=Path, help="save coldstart.json and coldstart.md here")
     p.set_defaults(func=run)
 
@@ -87,8 +93,8 @@ def child_env(handler: Path, embedder: str) -> dict[str, str]:
             "POWERTOOLS_SERVICE_NAME": "xmemo", "POWERTOOLS_METRICS_NAMESPACE": "XMemo"}
 
 
-def measure(handler: Path, embedder: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(handler)], capture_output=True, text=True,
+def measure(python: str, handler: Path, embedder: str) -> dict[str, Any]:
+    done = subprocess.run([python, "-c", CHILD, str(handler)], capture_output=True, text=True,
                           env=child_env(handler, embedder), cwd=handler.parent, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"{handler} failed to start:\n{done.stderr[-2000:]}")
@@ -114,15 +120,16 @@ def layer_sizes(build_dir: Path) -> dict[str, float] | None:
     return sizes or None
 
 
-def compile_package() -> None:
-    """Byte-compile the `xmemo` package the children import (only what is stale)."""
-    import compileall
-
-    compileall.compile_dir(Path(__file__).resolve().parents[1], quiet=2)
+def compile_package(python: str) -> None:
+    """Byte-compile, with the children's interpreter, the `xmemo` package they import (only
+    what is stale)."""
+    subprocess.run([python, "-m", "compileall", "-q", str(Path(__file__).resolve().parents[1])], check=True, timeout=300,
+                   capture_output=True)
 
 
 def run(args) -> None:
-    compile_package()
+    interpreter: Interpreter = choose(args.python, args.template)
+    compile_package(interpreter.python)
     functions = api_functions(args.template)
     if args.functions:
         wanted = args.functions.split(",")
@@ -135,13 +142,15 @@ def run(args) -> None:
     load = os.getloadavg()
     report: dict[str, Any] = {
         "runs": args.runs, "cpus": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in load],
-        "python": sys.version.split()[0], "target_ms": TARGET_MS, "target_mib": TARGET_MIB, "functions": {},
+        "python": interpreter.version, "interpreter": interpreter.python,
+        "deployed_environment": interpreter.deployed, "environment": interpreter.note, "packages": interpreter.packages,
+        "target_ms": TARGET_MS, "target_mib": TARGET_MIB, "functions": {},
     }
     for name, handler in functions.items():
         report["functions"][name] = {"rest": name in rest}
         for embedder in embedders:
             print(f"{name} ({embedder}) …", file=sys.stderr)
-            report["functions"][name][embedder] = summarise([measure(handler, embedder) for _ in range(args.runs)])
+            report["functions"][name][embedder] = summarise([measure(interpreter.python, handler, embedder) for _ in range(args.runs)])
     report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     report["layers_mib"] = layer_sizes(args.build_dir)
     if "none" in embedders:
@@ -165,7 +174,8 @@ def render(report: dict[str, Any], embedders: list[str]) -> str:
     text = (f"# Cold start: import + initialisation per function (median of {report['runs']} fresh processes)\n\n"
             f"Python {report['python']}, {report['cpus']} CPUs, load average {report['load_average_at_start']} at the start and "
             f"{report['load_average_at_end']} at the end (a shared machine: figures rise with its load). Target: "
-            f"≤ {report['target_ms']} ms for every REST function with the embedder `none`.\n\n")
+            f"≤ {report['target_ms']} ms for every REST function with the embedder `none`.\n\n"
+            f"Environment: {report['environment']}. Packages: {', '.join(report['packages'])}.\n\n")
     text += markdown_table(["function", "embedder", "median ms", "CPU ms", "import ms", *(s.replace("_ms", " ms") for s in STEPS)], rows)
     if "rest_within_target" in report:
         yes = lambda ok: "yes" if ok else "no"  # noqa: E731
