@@ -39,6 +39,9 @@ def test_coldstart_bench_saves_each_functions_start_and_the_layer_sizes(tmp_path
     markdown = (out / "coldstart.md").read_text()
     assert markdown.startswith("# Cold start") and "together 4.0 MiB" in markdown
     assert "not the deployed set" in markdown
+    floors = report["floors"]  # what XMemo's code cannot remove: the dependencies' import, tiktoken's core alone
+    assert floors["dependencies"]["median_ms"] > 0 and floors["corebpe"]["median_ms"] > 0
+    assert floors["corebpe"]["encoding"] == "o200k_base" and "Floors" in markdown
 
 
 def test_the_deployed_environment_falls_back_to_this_interpreter_and_says_so_when_the_runtime_is_absent(tmp_path):
@@ -53,7 +56,13 @@ def test_the_deployed_environment_falls_back_to_this_interpreter_and_says_so_whe
     assert not (tmp_path / "venvs").exists()  # nothing built for a runtime that is not there
 
 
-def test_the_deployed_environment_is_the_templates_runtime():
+def test_the_deployed_environment_is_the_templates_runtime_and_its_literal_switches():
     from xmemo.bench._runtime import runtime_of
+    from xmemo.bench.coldstart import child_env, template_environment
 
     assert runtime_of(ROOT / "template.yaml") == "python3.13"
+    env = template_environment(ROOT / "template.yaml")
+    assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__" and env["POWERTOOLS_SERVICE_NAME"] == "xmemo"
+    assert not any(k.startswith("XMEMO_") for k in env)  # the store and embedder are the bench's own
+    child = child_env(ROOT / "functions" / "recall" / "app.py", "none", env)
+    assert child["PYDANTIC_DISABLE_PLUGINS"] == "__all__" and child["XMEMO_EMBEDDER"] == "none"
