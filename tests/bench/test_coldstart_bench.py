@@ -19,7 +19,7 @@ def test_coldstart_bench_saves_each_functions_start_and_the_layer_sizes(tmp_path
     done = subprocess.run(
         [sys.executable, "-m", "xmemo", "bench", "coldstart", "--runs", "2", "--embedders", "none",
          "--functions", "RememberFunction,RecallContextFunction", "--template", str(ROOT / "template.yaml"),
-         "--build-dir", str(build), "--out", str(out)],
+         "--build-dir", str(build), "--out", str(out), "--python", "current"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -34,5 +34,35 @@ def test_coldstart_bench_saves_each_functions_start_and_the_layer_sizes(tmp_path
     assert "model_ms" not in remember  # embedder none: no model to load
     assert report["layers_mib"] == {"XMemoLayer": 3.0, "EmbedderLayer": 1.0} and report["layers_total_mib"] == 4.0
     assert remember["cpu_median_ms"] > 0 and isinstance(report["rest_within_target"], bool) and isinstance(report["rest_within_target_cpu"], bool)
+    assert report["interpreter"] == sys.executable and report["deployed_environment"] is False
+    assert any(p.startswith("pydantic==") for p in report["packages"])  # the package set it imported from, named
     markdown = (out / "coldstart.md").read_text()
     assert markdown.startswith("# Cold start") and "together 4.0 MiB" in markdown
+    assert "not the deployed set" in markdown
+    floors = report["floors"]  # what XMemo's code cannot remove: the dependencies' import, tiktoken's core alone
+    assert floors["dependencies"]["median_ms"] > 0 and floors["corebpe"]["median_ms"] > 0
+    assert floors["corebpe"]["encoding"] == "o200k_base" and "Floors" in markdown
+
+
+def test_the_deployed_environment_falls_back_to_this_interpreter_and_says_so_when_the_runtime_is_absent(tmp_path):
+    from xmemo.bench._runtime import choose, runtime_of
+
+    template = tmp_path / "template.yaml"
+    template.write_text((ROOT / "template.yaml").read_text().replace("Runtime: python3.13", "Runtime: python3.99", 1))
+    assert runtime_of(template) == "python3.99"
+    chosen = choose("deployed", template, cache=tmp_path / "venvs")
+    assert chosen.python == sys.executable and not chosen.deployed
+    assert "python3.99" in chosen.note and "not the deployed set" in chosen.note
+    assert not (tmp_path / "venvs").exists()  # nothing built for a runtime that is not there
+
+
+def test_the_deployed_environment_is_the_templates_runtime_and_its_literal_switches():
+    from xmemo.bench._runtime import runtime_of
+    from xmemo.bench.coldstart import child_env, template_environment
+
+    assert runtime_of(ROOT / "template.yaml") == "python3.13"
+    env = template_environment(ROOT / "template.yaml")
+    assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__" and env["POWERTOOLS_SERVICE_NAME"] == "xmemo"
+    assert not any(k.startswith("XMEMO_") for k in env)  # the store and embedder are the bench's own
+    child = child_env(ROOT / "functions" / "recall" / "app.py", "none", env)
+    assert child["PYDANTIC_DISABLE_PLUGINS"] == "__all__" and child["XMEMO_EMBEDDER"] == "none"
