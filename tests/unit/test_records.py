@@ -108,3 +108,6 @@ def test_ranked_terms_weigh_a_memorys_terms_against_its_neighbours_by_repetition
     assert records.ranked_terms(own, "", 0.25) == " ".join([own] * 4)  # alike with or without neighbours
     assert records.ranked_terms(own, ctx, 2) == f"{own} {ctx} {ctx}"
     assert records.ranked_terms(own, ctx, 0) == f"{own} {own}"
+    for weight in (0, 0.25, 0.5, 1, 2):  # the copies the LoCoMo scoring replicas divide by are the ones written
+        copies, times = records.ranked_copies(weight)
+        assert records.ranked_terms(own, ctx, weight).split() == own.split() * copies + ctx.split() * times

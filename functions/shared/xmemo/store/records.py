@@ -130,13 +130,17 @@ def ranked_terms(own: str, context: str, context_weight: float) -> str:
     Other weights: `own` round(1/weight) times (weight <= 1) or `context` round(weight)
     times, with or without neighbours, so every document is weighted alike; 0 leaves the
     context out."""
-    if context_weight <= 0:
-        copies, times = 2, 0
-    elif context_weight <= 1:
-        copies, times = max(1, round(1 / context_weight)), 1
-    else:
-        copies, times = 1, round(context_weight)
+    copies, times = ranked_copies(context_weight)
     return " ".join(filter(None, [own] * copies + [context] * times))
+
+
+def ranked_copies(context_weight: float) -> tuple[int, int]:
+    """How many times `ranked_terms` repeats a memory's own terms and its context."""
+    if context_weight <= 0:
+        return 2, 0
+    if context_weight <= 1:
+        return max(1, round(1 / context_weight)), 1
+    return 1, round(context_weight)
 
 
 # -- neighbouring context -----------------------------------------------------------------
