@@ -119,6 +119,15 @@ def terms_text(texts: Sequence[str]) -> str:
     return " ".join(" ".join(text.stems(t)) for t in texts if t)
 
 
+def words_text(texts: Sequence[str]) -> str:
+    """The strict leg's indexed words of `texts`, space-separated: `text.words` (folded
+    words, CJK bigrams), as the SQLite store's `words` column holds them. The OpenSearch
+    store indexes them with a whitespace analyzer, so `search_memory` needs the same words
+    in both stores (a cluster's standard tokenizer keeps `caroline's`, `3.5` and `u.s.a`
+    whole, where the SQLite store has `caroline s`, `3 5` and `u s a`)."""
+    return " ".join(" ".join(text.words(t)) for t in texts if t)
+
+
 def ranked_terms(own: str, context: str, context_weight: float) -> str:
     """The one field the OpenSearch store ranks the tolerant leg by: the memory's terms
     and its neighbours' (`terms_text`), repeated in the ratio of their weights. One field
