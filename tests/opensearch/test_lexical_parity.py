@@ -16,9 +16,11 @@ from tests.conftest import make_principal
 from xmemo import tools
 from xmemo.bench.locomo.scoring import Field
 from xmemo.config import Settings
-from xmemo.models import RememberInput
+from xmemo.models import RememberInput, SearchInput
 from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore
+from xmemo.store.opensearch.index import index_body
+from xmemo.store.opensearch.manage import IndexPlan, migrate
 from xmemo.store.sqlite import SQLiteStore
 from xmemo.tools import _read_filter
 
@@ -67,6 +69,72 @@ def test_both_stores_find_the_same_memories_for_the_same_queries(osmem_clone, cl
     assert MEMORIES[0][0] in found["opensearch"]["What does Caroline paint?"]  # `caroline's`, `painting` → carolin, paint
     assert found["opensearch"]["cafe equipe"] == {MEMORIES[3][0]}
     assert found["opensearch"]["작업"] == {MEMORIES[4][0]}
+
+
+STRICT_QUERIES = [
+    "Caroline",  # `Caroline's` is `caroline s` in both stores; a standard tokenizer keeps `caroline's` whole
+    "Caroline's painting",
+    "version 3",  # `3.5` is `3 5`; a standard tokenizer keeps `3.5` whole
+    "U.S. team",
+    "équipe déploiement",  # elision and accents
+    "작업",  # Korean partial word (bigrams)
+    "budget review Friday",
+    "budget Monday",  # one word missing: nothing
+]
+STRICT_MEMORIES = [*MEMORIES, ("Version 3.5 shipped to the U.S. team.", None)]
+
+
+def test_both_stores_find_the_same_memories_for_the_same_strict_queries(osmem_clone, clock, tmp_path):
+    """`search_memory` (and `recall`'s every-term check) needs every word of the query as
+    the embedded store splits words (mapping v4's `words`), not as the cluster's tokenizer
+    does: before v4, `Caroline` did not find `Caroline's painting sessions` on OpenSearch."""
+    settings = Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none")
+    stores = {"sqlite": SQLiteStore(tmp_path / "x.sqlite3"), "opensearch": OpenSearchStore.from_settings(settings)}
+    p = make_principal()
+    found: dict[str, dict[str, set[str]]] = {}
+    for name, store in stores.items():
+        svc = services(store, clock)
+        by_ref = {}
+        for content, location in STRICT_MEMORIES:
+            by_ref[tools.remember(svc, p, RememberInput(content=content, location=location)).memory.reference] = content
+        rf = _read_filter(svc, p, object())
+        found[name] = {
+            query: {by_ref[h.memory.reference] for h in store.search(query, None, rf, lexical_k=20, semantic_k=0, strict=True).lexical}
+            for query in STRICT_QUERIES
+        }
+        store.close()
+    assert found["opensearch"] == found["sqlite"]
+    assert found["opensearch"]["Caroline"] == {MEMORIES[0][0], MEMORIES[2][0]}
+    assert found["opensearch"]["version 3"] == found["opensearch"]["U.S. team"] == {STRICT_MEMORIES[-1][0]}
+    assert found["opensearch"]["budget Monday"] == set()
+
+
+def test_a_v3_index_matches_the_clusters_tokens_until_migrate_splits_its_words(osmem_clone, clock, caplog):
+    """An index without `words` (mapping v3) takes writes, answers `search_memory` from
+    `text` (the cluster's tokenizer keeps `caroline's` whole, so `Caroline` misses it) and
+    warns once; `migrate` moves it to v4 and computes every document's words."""
+    client = OpenSearch(hosts=[osmem_clone.url])
+    old = index_body(None)
+    del old["mappings"]["properties"]["words"]
+    old["mappings"]["_meta"] = {"xmemo_mapping_version": 3}
+    client.indices.create(index="xmemo-memories-v3", body={**old, "aliases": {"xmemo-memories": {}}})
+    settings = Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none")
+    p = make_principal()
+
+    def strict(svc, query):
+        return [h.reference for h in tools.search_memory(svc, p, SearchInput(query=query)).results]
+
+    svc = services(OpenSearchStore.from_settings(settings), clock)
+    with caplog.at_level("WARNING", logger="xmemo.store.opensearch"):
+        said = tools.remember(svc, p, RememberInput(content=MEMORIES[0][0])).memory.reference
+        assert strict(svc, "Caroline") == []
+        assert strict(svc, "Caroline's painting") == [said]
+    assert sum("no split-words field (mapping v3)" in r.getMessage() for r in caplog.records) == 1
+    assert "words" not in client.search(index="xmemo-memories", body={"query": {"match_all": {}}})["hits"]["hits"][0]["_source"]
+    moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
+    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v3", "xmemo-memories-v4", 1)
+    svc = services(OpenSearchStore.from_settings(settings), clock)  # a new process: the new index has the field
+    assert strict(svc, "Caroline") == strict(svc, "Caroline's painting") == [said]
 
 
 def test_osmem_scores_bm25_with_sqrt_tf_and_distinct_terms_per_document(osmem_clone):

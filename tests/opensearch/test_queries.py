@@ -56,8 +56,20 @@ def test_no_holders_matches_nothing():
     assert q.visibility_filter(ReadFilter(holders=frozenset(), now=NOW)) == [{"bool": {"must_not": [{"match_all": {}}]}}]
 
 
-def test_strict_lexical_needs_every_word_and_every_cjk_bigram():
-    body = q.lexical_search("Postgres l'équipe 작업", rf(), 10, strict=True)
+def test_strict_lexical_needs_every_word_as_the_embedded_store_splits_them():
+    """`text.query_terms(strict=True)` (folded words, CJK bigrams, each once) on `words`,
+    which holds `records.words_text`: `Caroline's` is `caroline s`, `3.5` is `3 5`."""
+    body = q.lexical_search("Postgres l'équipe 작업을 Caroline's 3.5 postgres", rf(), 10, strict=True)
+    assert body["query"]["bool"]["must"] == [
+        {"match": {"words": {"query": "postgres l equipe 작업 업을 caroline s 3 5", "operator": "and"}}}
+    ]
+    assert body["query"]["bool"]["filter"] == q.visibility_filter(rf())
+    assert body["size"] == 10 and "embedding" in body["_source"]["excludes"] and "words" in body["_source"]["excludes"]
+    assert q.to_document(memory(content="Caroline's 3.5 작업을"))["words"].endswith("caroline s 3 5 작업 업을")
+
+
+def test_strict_lexical_on_an_index_before_v4_needs_every_word_and_every_cjk_bigram():
+    body = q.lexical_search("Postgres l'équipe 작업", rf(), 10, strict=True, worded=False)
     assert body["query"]["bool"]["must"] == [
         {"bool": {"must": [
             {"match": {"text": {"query": "Postgres l'équipe", "operator": "and"}}},
@@ -149,6 +161,7 @@ def test_mapping_has_keywords_for_filters_and_a_vector_sized_by_the_embedder():
     assert props["embedding"]["method"]["space_type"] == "cosinesimil"
     assert set(props["text"]["fields"]) == {"cjk"}  # strict search; the tolerant leg reads `terms`
     assert props["terms"] == {"type": "text", "analyzer": "xm_terms"}
+    assert props["words"] == {"type": "text", "analyzer": "xm_terms"}  # strict search (mapping v4)
     assert index_body(None)["settings"]["analysis"]["analyzer"]["xm_terms"] == {"type": "custom", "tokenizer": "whitespace"}
     assert props["context"] == {"type": "text", "index": False}
     assert "embedding" not in mappings(None)["properties"]

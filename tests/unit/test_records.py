@@ -42,7 +42,7 @@ def test_the_sqlite_schema_declares_a_column_for_every_stored_field():
 
 
 def test_the_opensearch_mapping_declares_every_stored_field():
-    derived = {"text", "terms", "context"}  # the search text, the ranked terms and the neighbouring context
+    derived = {"text", "terms", "words", "context"}  # the search text, the ranked terms, the strict words, the neighbouring context
     assert set(mappings(None)["properties"]) == {*records.STORED, *derived}
     assert set(mappings(8)["properties"]) == {*records.STORED, *derived, "embedding"}
 
@@ -108,3 +108,6 @@ def test_ranked_terms_weigh_a_memorys_terms_against_its_neighbours_by_repetition
     assert records.ranked_terms(own, "", 0.25) == " ".join([own] * 4)  # alike with or without neighbours
     assert records.ranked_terms(own, ctx, 2) == f"{own} {ctx} {ctx}"
     assert records.ranked_terms(own, ctx, 0) == f"{own} {own}"
+    for weight in (0, 0.25, 0.5, 1, 2):  # the copies the LoCoMo scoring replicas divide by are the ones written
+        copies, times = records.ranked_copies(weight)
+        assert records.ranked_terms(own, ctx, weight).split() == own.split() * copies + ctx.split() * times

@@ -119,6 +119,15 @@ def terms_text(texts: Sequence[str]) -> str:
     return " ".join(" ".join(text.stems(t)) for t in texts if t)
 
 
+def words_text(texts: Sequence[str]) -> str:
+    """The strict leg's indexed words of `texts`, space-separated: `text.words` (folded
+    words, CJK bigrams), as the SQLite store's `words` column holds them. The OpenSearch
+    store indexes them with a whitespace analyzer, so `search_memory` needs the same words
+    in both stores (a cluster's standard tokenizer keeps `caroline's`, `3.5` and `u.s.a`
+    whole, where the SQLite store has `caroline s`, `3 5` and `u s a`)."""
+    return " ".join(" ".join(text.words(t)) for t in texts if t)
+
+
 def ranked_terms(own: str, context: str, context_weight: float) -> str:
     """The one field the OpenSearch store ranks the tolerant leg by: the memory's terms
     and its neighbours' (`terms_text`), repeated in the ratio of their weights. One field
@@ -130,13 +139,17 @@ def ranked_terms(own: str, context: str, context_weight: float) -> str:
     Other weights: `own` round(1/weight) times (weight <= 1) or `context` round(weight)
     times, with or without neighbours, so every document is weighted alike; 0 leaves the
     context out."""
-    if context_weight <= 0:
-        copies, times = 2, 0
-    elif context_weight <= 1:
-        copies, times = max(1, round(1 / context_weight)), 1
-    else:
-        copies, times = 1, round(context_weight)
+    copies, times = ranked_copies(context_weight)
     return " ".join(filter(None, [own] * copies + [context] * times))
+
+
+def ranked_copies(context_weight: float) -> tuple[int, int]:
+    """How many times `ranked_terms` repeats a memory's own terms and its context."""
+    if context_weight <= 0:
+        return 2, 0
+    if context_weight <= 1:
+        return max(1, round(1 / context_weight)), 1
+    return 1, round(context_weight)
 
 
 # -- neighbouring context -----------------------------------------------------------------

@@ -18,6 +18,11 @@ query term is then scored as:
   `context^context_weight` field (`most_fields`), as mapping v3 first tried it;
 - lucene: OpenSearch's BM25 over the one `terms` field of mapping v3
   (`records.ranked_terms`), one-byte length norms, IDF `ln(1 + (N - n + 0.5) / (n + 0.5))`;
+- lucene k1 2.4: the same with `k1` twice 1.2 (a `similarity` setting on the field): the
+  field holds the memory's terms twice, so a count of 2 saturates as FTS5's count of 1
+  does (`f / (f + 2 k1 n)` = `(f/2) / (f/2 + k1 n)`);
+- fts5 on lucene: FTS5's formula itself over the field's statistics (what a `scripted`
+  similarity could compute: the count halved, FTS5's clamped IDF, Lucene's one-byte length);
 - osmem: the same `terms` field as osmem-server 0.1.6 (bleve 2.6.1) scores it: term
   frequency `sqrt(tf)`, and as average length the field's distinct terms per document
   plus one instead of its mean length (`tests/opensearch/test_lexical_parity.py` pins
@@ -73,12 +78,23 @@ class Field:
         self.total = len(docs)  # bleve counts every document of the index, with the field or not
         self.osmem_avg = float(len(self.df) // max(self.total, 1) + 1)
 
-    def lucene(self, term: str, i: int) -> float:
+    def lucene(self, term: str, i: int, k1: float = K1) -> float:
         f = self.tf[i].get(term, 0)
         if not f:
             return 0.0
         idf = math.log(1 + (self.docs - self.df[term] + 0.5) / (self.df[term] + 0.5))
-        return idf * f / (f + K1 * (1 - B + B * lucene_length(self.length[i]) / self.mean))
+        return idf * f / (f + k1 * (1 - B + B * lucene_length(self.length[i]) / self.mean))
+
+    def fts5_on_lucene(self, term: str, i: int, copies: int) -> float:
+        """FTS5's `bm25()` of the row over this one field, as a `scripted` similarity could
+        compute it on Lucene's statistics: the count divided by the memory's copies, FTS5's
+        IDF (clamped where a term is in most rows) and Lucene's one-byte length."""
+        f = self.tf[i].get(term, 0) / copies
+        if not f:
+            return 0.0
+        idf = math.log((self.docs - self.df[term] + 0.5) / (self.df[term] + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        return idf * f * (K1 + 1) / (f + K1 * (1 - B + B * lucene_length(self.length[i]) / self.mean))
 
     def osmem(self, term: str, i: int) -> float:
         f = math.sqrt(self.tf[i].get(term, 0))
@@ -115,7 +131,8 @@ def measure(conversations: Sequence[Conversation]) -> dict[str, Any]:
     questions where osmem's formula loses evidence turns that Lucene's keeps."""
     settings = Settings(embedder="none")
     weight = settings.context_weight
-    names = ("store", "fts5", "lucene two fields", "lucene", "osmem")
+    names = ("store", "fts5", "lucene two fields", "lucene", "lucene k1 2.4", "fts5 on lucene", "osmem")
+    copies, _ = records.ranked_copies(weight)
     recalls: dict[str, dict[int, list[float]]] = {name: {1: [], 10: [], 20: []} for name in names}
     agree: list[bool] = []
     lost: list[tuple[str, float, float]] = []  # question, its evidence rows' length, osmem's top-10 rows' length
@@ -142,6 +159,8 @@ def measure(conversations: Sequence[Conversation]) -> dict[str, Any]:
                     "fts5": fts5(terms, words, stems, context, weight),
                     "lucene two fields": [sum(stems.lucene(t, i) + weight * context.lucene(t, i) for t in terms) for i in everyone],
                     "lucene": [sum(row.lucene(t, i) for t in terms) for i in everyone],
+                    "lucene k1 2.4": [sum(row.lucene(t, i, K1 * copies) for t in terms) for i in everyone],
+                    "fts5 on lucene": [sum(row.fts5_on_lucene(t, i, copies) for t in terms) for i in everyone],
                     "osmem": [sum(row.osmem(t, i) for t in terms) for i in everyone],
                 }
                 ranked = {name: [i for i in sorted(everyone, key=lambda i: -s[i]) if s[i] > 0][:60] for name, s in scores.items()}

@@ -129,8 +129,8 @@ def rebuild(
     page: int = 500,
     context_weight: float = 0.5,
 ) -> int:
-    """Recompute every document's context and ranked terms (from its search text and the
-    context; an index copied from mapping v1/v2 has neither) and, with `embed`, its
+    """Recompute every document's context, ranked terms and strict words (from its search
+    text and the context; an index copied from mapping v1/v2 has none, v3 no words) and, with `embed`, its
     vector in `index`; the number of documents updated. `search` runs a `_search` body on `index` and returns
     its hits; `bulk` sends `_bulk` lines and returns the answer."""
     done = 0
@@ -139,8 +139,11 @@ def rebuild(
         vectors = embed([h["_source"].get("content", "") for h, _ in batch]) if embed else None
         lines: list[dict[str, Any]] = []
         for i, (hit, ctx) in enumerate(batch):
-            own = records.terms_text([hit["_source"].get("text", "")])
-            doc: dict[str, Any] = {"context": ctx, "terms": records.ranked_terms(own, ctx, context_weight)}
+            search_text = hit["_source"].get("text", "")
+            own = records.terms_text([search_text])
+            doc: dict[str, Any] = {
+                "context": ctx, "terms": records.ranked_terms(own, ctx, context_weight), "words": records.words_text([search_text]),
+            }
             if vectors is not None:
                 doc["embedding"] = [float(x) for x in vectors[i]]
             lines += [{"update": {"_index": index, "_id": hit["_id"]}}, {"doc": doc}]

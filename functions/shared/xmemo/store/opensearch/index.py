@@ -15,14 +15,19 @@ v3: the tolerant leg's terms computed where the SQLite store computes its own
 `terms` (`records.ranked_terms`: the memory's terms and its neighbours' in the ratio of
 the context weight), so both stores search the same terms and score them as one row;
 `context` keeps the neighbours' terms (stored, not searched) and the cluster's
-English/French stemmer subfields are gone. Strict search still reads `text`."""
+English/French stemmer subfields are gone. Strict search still reads `text`.
+v4: the strict leg's words computed as the SQLite store computes its `words` column
+(`records.words_text`) in a whitespace-split field, `words`, so `search_memory` (and the
+every-term check of `recall`) matches what the embedded store matches: the cluster's
+standard tokenizer keeps `caroline's`, `3.5` and `u.s.a` as one token each, and a query
+for `Caroline` did not find `Caroline's`. `text` stays for indices before v4."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-MAPPING_VERSION = 3
+MAPPING_VERSION = 4
 
 # French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
 # rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
@@ -46,8 +51,9 @@ ANALYSIS: dict[str, Any] = {
             "filter": ["lowercase", "asciifolding"],
         },
         "xm_cjk": {"type": "custom", "tokenizer": "xm_bigram", "filter": ["cjk_width", "lowercase"]},
-        # Terms analysed already (`records.terms_text`): split on spaces, nothing else, so
-        # the cluster's stemmer (Porter for `english`, none for possessives) never applies.
+        # Terms analysed already (`records.terms_text`, `records.words_text`): split on spaces,
+        # nothing else, so neither the cluster's stemmer (Porter for `english`, none for
+        # possessives) nor its tokenizer (`caroline's` one token) applies.
         "xm_terms": {"type": "custom", "tokenizer": "whitespace"},
     },
 }
@@ -77,6 +83,8 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
             "text": dict(_STRICT),
             # the memory's and its neighbours' terms, weighted by repetition: the tolerant query only
             "terms": {"type": "text", "analyzer": "xm_terms"},
+            # the memory's words as the SQLite store splits them: the strict query only
+            "words": {"type": "text", "analyzer": "xm_terms"},
             # the neighbours' terms as such, kept to recompute `terms` (never searched)
             "context": {"type": "text", "index": False},
         }

@@ -21,7 +21,7 @@ from ...models import Memory
 from .. import records
 
 # Fields a caller gets back; the embedding and the derived search texts stay in the index.
-SOURCE_EXCLUDES = ["embedding", "text", "terms", "context"]
+SOURCE_EXCLUDES = ["embedding", "text", "terms", "words", "context"]
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -44,6 +44,7 @@ def to_document(memory: Memory, context_weight: float = 0.5) -> dict[str, Any]:
     doc = records.to_record(memory, DOCUMENT)
     doc["text"] = records.search_text(memory)
     doc["terms"] = records.ranked_terms(records.terms_text([doc["text"]]), "", context_weight)
+    doc["words"] = records.words_text([doc["text"]])
     if memory.embedding is not None:
         doc["embedding"] = [float(x) for x in memory.embedding]
     return {k: v for k, v in doc.items() if v is not None}
@@ -122,11 +123,14 @@ def _boosted(fields: Sequence[str], weight: float) -> list[str]:
     return [f"{f}^{weight:g}" for f in fields]
 
 
-def lexical_query(query: str, *, strict: bool, ranked: bool = True) -> dict[str, Any] | None:
+def lexical_query(query: str, *, strict: bool, ranked: bool = True, worded: bool = True) -> dict[str, Any] | None:
     """The scoring part of a lexical search, or None when the query has no terms.
 
-    strict (search_memory): every word must match the unstemmed `text` field and every
-    CJK run all its bigrams (`operator: and`), no stemming, no fuzziness; never the context.
+    strict (search_memory): every one of the query's words as the SQLite store splits them
+    (`text.query_terms(strict=True)`: folded words, CJK bigrams, each once) must be in
+    `words` (`operator: and`), no stemming, no fuzziness; never the context. `worded=False`
+    is the strict query of an index older than mapping v4 (no `words`): the words on
+    `text` (the cluster's tokenizer) and each CJK run's bigrams on `text.cjk`.
     tolerant (recall): any of the query's terms as the SQLite store computes them
     (`text.query_terms`: stems, stop words out, each term once) in `terms`, the memory's
     and its neighbours' terms weighted by repetition (`records.ranked_terms`), so a term
@@ -136,6 +140,9 @@ def lexical_query(query: str, *, strict: bool, ranked: bool = True) -> dict[str,
     words, cjk = split_scripts(query)
     if not words and not cjk:
         return None
+    if strict and worded:
+        found = " ".join(text.query_terms(query, strict=True))
+        return {"match": {"words": {"query": found, "operator": "and"}}} if found else None
     if strict:
         must: list[dict[str, Any]] = []
         if words:
@@ -160,9 +167,11 @@ def _before_v3(words: list[str], cjk: list[str]) -> dict[str, Any]:
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
-def lexical_search(query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True) -> dict[str, Any] | None:
+def lexical_search(
+    query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True, worded: bool = True
+) -> dict[str, Any] | None:
     """A `_search` body: the lexical query scored, the visibility filter not scored."""
-    scoring = lexical_query(query, strict=strict, ranked=ranked)
+    scoring = lexical_query(query, strict=strict, ranked=ranked, worded=worded)
     if scoring is None or k <= 0:
         return None
     return {

@@ -51,6 +51,7 @@ class OpenSearchStore:
         self.context_weight = float(context_weight)
         self.context_on = True  # off when the index predates the `context` field (mapping v1) or `terms` (v2)
         self.ranked = True  # off when the index predates the ranked `terms` field (mapping v3)
+        self.worded = True  # off when the index predates the strict `words` field (mapping v4)
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
@@ -134,6 +135,12 @@ class OpenSearchStore:
                 "the index has no neighbouring-context field (mapping v%s): recall runs without it; "
                 "run `xmemo opensearch migrate`", version,
             )
+        if "words" not in props:
+            self.worded = False
+            log.warning(
+                "the index has no split-words field (mapping v%s): search_memory matches the cluster's tokens "
+                "(`caroline's` is one), not the embedded store's words; run `xmemo opensearch migrate`", version,
+            )
         if not self.knn:
             return
         reason = None
@@ -183,6 +190,8 @@ class OpenSearchStore:
             doc.pop("embedding", None)
         if not self.ranked:  # an index before mapping v3 would refuse the field (dynamic: strict)
             doc.pop("terms", None)
+        if not self.worded:  # nor one before v4 this one
+            doc.pop("words", None)
         return doc
 
     def _params(self) -> dict[str, Any]:
@@ -444,7 +453,7 @@ class OpenSearchStore:
     ) -> Candidates:
         if not self._ready:
             self._ensure_index(None)  # settles the k-NN and context capabilities before the first query
-        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked)
+        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked, worded=self.worded)
         wants_semantic = vector is not None and semantic_k > 0 and not strict
         semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
         searches = [b for b in (lexical, semantic) if b is not None]
