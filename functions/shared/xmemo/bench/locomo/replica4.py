@@ -1,6 +1,6 @@
 """Fourth-round recall ideas (issue 16, part 3) on the replica of `recall`'s ranking.
 
-Usage (a vector cache from `xmemo bench locomo --cache DIR`; about 8 minutes):
+Usage (a vector cache from `xmemo bench locomo --cache DIR`; 16 minutes on a loaded 2-core machine):
     .venv/bin/python -m xmemo.bench.locomo.replica4 --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
 The question is whether anything without an LLM links a class in the question ("books",
@@ -260,14 +260,29 @@ def ideas(vectors: Glove | None) -> dict:
     return rows
 
 
+PAIRS = (("cities", "seattle"), ("city", "seattle"), ("activities", "fishing"), ("outdoor", "camping"),
+         ("activities", "pottery"), ("hobbies", "painting"), ("kids", "dinosaurs"), ("books", "harry"),
+         ("instruments", "violin"), ("countries", "sweden"), ("pets", "dog"), ("art", "painting"))
+
+
+def print_pairs(vectors: Glove) -> None:
+    """GloVe cosines of class → member pairs from LoCoMo's multi-hop questions and answers."""
+    print("| class | member | GloVe cosine |\n|---|---|---|")
+    for a, b in PAIRS:
+        print(f"| {a} | {b} | {float(vectors.E[vectors.row[a]] @ vectors.E[vectors.row[b]]):.3f} |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
     p.add_argument("--glove-words", type=Path, help="GloVe's words, one a line (docs/retrieval-quality.md says how)")
     p.add_argument("--glove-vectors", type=Path, help="GloVe's vectors (.npy), in the same order")
+    p.add_argument("--pairs", action="store_true", help="only print GloVe's cosines of class → member pairs")
     args = p.parse_args()
     vectors = Glove(args.glove_words, args.glove_vectors) if args.glove_words and args.glove_vectors else None
+    if args.pairs and vectors is not None:
+        return print_pairs(vectors)
     if vectors is None:
         print("GloVe rows skipped (no --glove-words / --glove-vectors)\n")
     questions = replica.collect(args.data, args.cache)
