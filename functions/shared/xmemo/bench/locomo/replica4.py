@@ -272,6 +272,28 @@ def print_pairs(vectors: Glove) -> None:
         print(f"| {a} | {b} | {float(vectors.E[vectors.row[a]] @ vectors.E[vectors.row[b]]):.3f} |")
 
 
+def stack_grid(questions: list[dict], vectors: Glove | None) -> None:
+    """R@10 of every on/off stack of session BM25 (0.5, with group weight 0.2; else group 0.5),
+    GloVe expansion (0.1), the date-aware gain (0.2) and links (0.3), overall and on each half;
+    the rule of `replica.grid`: the best stack overall, kept only if each half picks it too."""
+    print("\n| session BM25 | GloVe | date-aware | links | R@10 | multi-hop | even half | odd half |\n|---|---|---|---|---|---|---|---|")
+    rows = []
+    for session in (0.0, 0.5):
+        for x in (0.0, 0.1) if vectors is not None else (0.0,):
+            for d in (0.0, 0.2):
+                for k in (0.0, 0.3):
+                    a = (0.2 if session else 0.5, session, x, d)
+                    r = np.array([recall10(q, combined(q, *a, vectors, links=k)) for q in questions])
+                    multi = r[[q["category"] == "1" for q in questions]].mean()
+                    halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
+                    rows.append(((session, x, d, k), r.mean(), halves))
+                    print(f"| {session} | {x} | {d} | {k} | {r.mean():.4f} | {multi:.3f} | {halves[0]:.4f} | {halves[1]:.4f} |", flush=True)
+    best = max(rows, key=lambda row: row[1])[0]
+    per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+    print(f"\nbest overall: {best}; best on each half: {per_half}; "
+          + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
@@ -279,6 +301,7 @@ def main() -> None:
     p.add_argument("--glove-words", type=Path, help="GloVe's words, one a line (docs/retrieval-quality.md says how)")
     p.add_argument("--glove-vectors", type=Path, help="GloVe's vectors (.npy), in the same order")
     p.add_argument("--pairs", action="store_true", help="only print GloVe's cosines of class → member pairs")
+    p.add_argument("--stack-grid", action="store_true", help="only the on/off grid of the four stacked signals")
     args = p.parse_args()
     vectors = Glove(args.glove_words, args.glove_vectors) if args.glove_words and args.glove_vectors else None
     if args.pairs and vectors is not None:
@@ -286,6 +309,8 @@ def main() -> None:
     if vectors is None:
         print("GloVe rows skipped (no --glove-words / --glove-vectors)\n")
     questions = replica.collect(args.data, args.cache)
+    if args.stack_grid:
+        return stack_grid(questions, vectors)
     cats = sorted({q["category"] for q in questions})
     print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half | R@50 |")
     print("|---|---|" + "---|" * len(cats) + "---|---|---|")
