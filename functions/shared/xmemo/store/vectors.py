@@ -11,6 +11,7 @@ candidate is chosen, and again in SQL, so pruning changes recall, never who sees
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -223,16 +224,18 @@ class VectorIndex:
         return out
 
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
-    """One thread pool per size, kept for the process (starting threads per query costs)."""
+    """One thread pool per size, kept for the process (starting threads per query costs);
+    keyed by process id too, since a forked child has none of its parent's threads."""
+    key = (os.getpid(), workers)
     with _POOLS_LOCK:
-        if workers not in _POOLS:
-            _POOLS[workers] = ThreadPoolExecutor(workers, thread_name_prefix="xmemo-hamming")
-        return _POOLS[workers]
+        if key not in _POOLS:
+            _POOLS[key] = ThreadPoolExecutor(workers, thread_name_prefix="xmemo-hamming")
+        return _POOLS[key]
 
 
 def _hamming_blocks(columns: list[np.ndarray], query: np.ndarray, out: np.ndarray, starts) -> None:
