@@ -117,3 +117,42 @@ def test_deleted_memories_leave_the_pruned_leg(pruned):
     assert _semantic(store, "alice", vectors[i], 1)[0].memory.reference == refs[i]
     assert store.delete(_rf("alice"), refs[i]) == 1
     assert refs[i] not in {h.memory.reference for h in _semantic(store, "alice", vectors[i], 20)}
+
+
+def test_hamming_in_blocks_and_threads_equals_a_plain_popcount(pruned, monkeypatch):
+    """The blocked, multi-threaded pass (used past 200k rows) computes the same distances as
+    a direct popcount of every row's bits against the query's, the last block partial."""
+    from xmemo.store import vectors as index_module
+
+    store, vectors, owners, refs = pruned
+    _semantic(store, "alice", vectors[0], 1)
+    index = store._vectors
+    q = _clustered(np.random.default_rng(11), 1)[0]
+    query = index._signs(q.reshape(1, -1))[0]
+    bits = np.stack([c.view for c in index.bits], axis=1)
+    plain = np.bitwise_count(bits ^ query).sum(axis=1)
+    assert np.array_equal(index._hamming(q), plain)  # one thread, one block
+    monkeypatch.setattr(index_module, "BLOCK", 333)
+    monkeypatch.setattr(index_module, "PARALLEL_ROWS", 0)
+    monkeypatch.setattr(index_module, "cores", lambda: 3)
+    assert np.array_equal(index._hamming(q), plain)  # 3 threads, 8 blocks, the last of 69 rows
+    hits = _semantic(store, "alice", q, 10)  # and the leg answers through it as before
+    assert len(hits) == 10 and {owners[refs.index(h.memory.reference)] for h in hits} == {"alice"}
+
+
+def test_many_deletions_rebuild_the_index_from_a_sample_of_rowids(pruned, monkeypatch):
+    """The index looks a sample of its rowids up (no table scan) and rebuilds when more than a
+    tenth of them is gone; a few deletions leave it as it is."""
+    from xmemo.store import vectors as index_module
+
+    store, vectors, owners, refs = pruned
+    _semantic(store, "alice", vectors[0], 1)
+    monkeypatch.setattr(index_module, "RECOUNT_SECONDS", -1.0)  # look at every change
+    for ref in refs[:50]:  # 2% of the rows
+        store.delete(read_filter(make_principal(owners[refs.index(ref)]), T0 + timedelta(days=1)), ref)
+    _semantic(store, "alice", vectors[0], 1)
+    assert store._vectors.rowids.size == 2400
+    assert store.delete(_rf("bob")) == 400 - owners[:50].count("bob")  # bob's rows: 17% of the index
+    _semantic(store, "alice", vectors[0], 1)
+    assert store._vectors.rowids.size == 2000 - owners[:50].count("alice")
+    assert "bob" not in {o for o in store._vectors.codes}

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 LAG = 256  # changes scored from SQLite before the index catches up
+COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
 REBUILD_LAG = 50_000  # changes kept in `text_changes`; an index further behind is rebuilt
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 FORMAT = 1  # of the index's fields; an index of another format is rebuilt
@@ -89,6 +90,9 @@ class TextIndex:
         self.watermark = -1
         self.max_rowid = 0
         self._missing = False
+        # live rows per term in the current searcher's commit (a count query walks the whole
+        # posting list: at 1M, most of the leg's time); a new searcher starts afresh
+        self._counts: tuple[object, dict[str, int]] = (None, {})
 
     # -- opening, building, catching up ----------------------------------------------------
     def _read_watermark(self) -> tuple[int, int] | None:
@@ -309,9 +313,16 @@ class TextIndex:
 
         with self._lock:
             searcher, schema = self._searcher, self._schema
+            counted, counts = self._counts
+            if counted is not searcher or len(counts) > COUNTED_TERMS:
+                counts = {}
+                self._counts = (searcher, counts)
         if searcher is None:
             return dict.fromkeys(terms, 0)
-        out = {t: searcher.search(tantivy.Query.term_query(schema, "terms", t), limit=1).count for t in terms}
+        for t in terms:
+            if t not in counts:
+                counts[t] = searcher.search(tantivy.Query.term_query(schema, "terms", t), limit=1).count
+        out = {t: counts[t] for t in terms}
         if lag:
             held = tantivy.Query.term_set_query(schema, "rowid", lag)
             now = [set((s or "").split()) | set((c or "").split()) for s, c in _texts(conn, lag).values()]

@@ -3,22 +3,31 @@ table, never the source of truth.
 
 Up to `exact_rows` vectors it keeps them as a float32 matrix and scores them exactly (a
 few milliseconds). Past that it keeps one sign bit per dimension of each vector minus
-the corpus mean (48 bytes for 384 dimensions) and a float16 copy (768 bytes): the
-`RESCORED` rows nearest in Hamming distance are rescored from the float16 copy, and the
-store computes the final cosines from the stored float32 vectors of the few it returns. The caller's visibility is applied here as a holder mask before any
+the corpus mean (48 bytes for 384 dimensions) and an int8 copy of that difference with
+one float32 scale per row (388 bytes): the `RESCORED` rows nearest in Hamming distance are
+rescored from the int8 copy, and the store computes the final cosines from the stored
+float32 vectors of the few it returns. The caller's visibility is applied here as a holder mask before any
 candidate is chosen, and again in SQL, so pruning changes recall, never who sees what."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..embedding import cores
 from ..errors import InvalidRequest
 
 EXACT_ROWS = 20_000
-RESCORED = 4_000  # rows nearest by sign bits whose float16 cosines are computed
+RESCORED = 5_000  # rows nearest by sign bits whose int8 cosines are computed (4,000 with float16)
+SAMPLE = 1_000  # indexed rows looked up to tell whether many were deleted
+RECOUNT_SECONDS = 60.0  # at most this long between two such looks while the store changes
+BLOCK = 65_536  # rows whose bits are compared at once (scratch of 512 KiB a word: stays in cache)
+PARALLEL_ROWS = 200_000  # from this many rows the Hamming pass is split among the cores
 _FAR = np.iinfo(np.uint16).max  # the distance of a row the caller may not see
 
 
@@ -56,10 +65,12 @@ class VectorIndex:
         self.holders = _Column(np.int32)
         self.matrix: _Column | None = None  # exact mode
         self.bits: list[_Column] | None = None  # pruned mode: one column per 64 dimensions
-        self.half: _Column | None = None  # pruned mode: the vectors as float16
+        self.small: _Column | None = None  # pruned mode: each vector minus the mean, as int8
+        self.scale: _Column | None = None  # pruned mode: what one int8 step is worth, per row
         self.mean: np.ndarray | None = None
-        self._counted = -(10**9)  # the version at which live rows were last counted
+        self._counted = -(10**9)  # the version at which deletions were last looked for
         self._counted_at = 0.0
+        self._distance = np.zeros(0, dtype=np.uint16)  # reused by every query (the store's lock serialises them)
 
     @property
     def exact(self) -> bool:
@@ -73,12 +84,12 @@ class VectorIndex:
         version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
         if version == self.version:
             return
-        # Deleted rows stay in the index until a rebuild (SQL drops them from every answer);
-        # counting the live rows scans the table (~0.1 s at 1M), so only now and then.
-        if version - self._counted >= 1000 or time.monotonic() - self._counted_at > 60:
+        # Deleted rows stay in the index until a rebuild (SQL drops them from every answer).
+        # Counting the live rows would scan the table (1-2.6 s at 1M), so a sample of the
+        # indexed rows is looked up by rowid instead, now and then.
+        if version - self._counted >= 1000 or time.monotonic() - self._counted_at > RECOUNT_SECONDS:
             self._counted, self._counted_at = version, time.monotonic()
-            live = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-            if live < 0.9 * self.rowids.size:  # many deletions: rebuild instead of carrying stale rows
+            if self._mostly_deleted(conn):  # rebuild instead of carrying stale rows
                 self.__init__(self.exact_rows)
                 self._counted, self._counted_at = version, time.monotonic()
         cursor = conn.execute(
@@ -89,11 +100,23 @@ class VectorIndex:
             self._append(rows)
         self.version = version
 
+    def _mostly_deleted(self, conn: sqlite3.Connection) -> bool:
+        """Whether more than a tenth of an evenly spaced sample of the indexed rows is gone
+        (deleted, or its embedding cleared): `SAMPLE` rowid lookups, not a table scan."""
+        if self.rowids.size == 0:
+            return False
+        pick = np.unique(np.linspace(0, self.rowids.size - 1, min(SAMPLE, self.rowids.size)).astype(np.int64))
+        rowids = self.rowids.view[pick].tolist()
+        live = conn.execute(
+            f"SELECT count(*) FROM memories WHERE embedding IS NOT NULL AND rowid IN ({','.join('?' * len(rowids))})", rowids
+        ).fetchone()[0]
+        return live < 0.9 * len(rowids)
+
     def _append(self, rows: list) -> None:
         vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         if self.matrix is None and self.bits is None:
             self.matrix = _Column(np.float32, vectors.shape[1])
-        width = (self.matrix if self.matrix is not None else self.half).view.shape[1]  # type: ignore[union-attr]
+        width = (self.matrix if self.matrix is not None else self.small).view.shape[1]  # type: ignore[union-attr]
         if vectors.shape[1] != width:
             raise InvalidRequest("stored embeddings have another dimension than the configured embedder")
         self.rowids.extend(np.array([r[0] for r in rows], dtype=np.int64))
@@ -109,12 +132,13 @@ class VectorIndex:
     def _to_bits(self) -> None:
         """Leave exact mode: centre on the mean of the vectors so far (e5's vectors share a
         large common component; without centring most sign bits would be the same for
-        every row) and keep only the signs."""
+        every row) and keep only the signs and the int8 rescoring copy."""
         matrix = self.matrix.view  # type: ignore[union-attr]
         self.mean = matrix.mean(axis=0).astype(np.float32)
         words = -(-matrix.shape[1] // 64)
         self.bits = [_Column(np.uint64) for _ in range(words)]
-        self.half = _Column(np.float16, matrix.shape[1])
+        self.small = _Column(np.int8, matrix.shape[1])
+        self.scale = _Column(np.float32)
         for start in range(0, len(matrix), 50_000):
             self._extend_bits(matrix[start : start + 50_000])
         self.matrix = None
@@ -128,7 +152,13 @@ class VectorIndex:
         return np.ascontiguousarray(packed).view(np.uint64)
 
     def _extend_bits(self, vectors: np.ndarray) -> None:
-        self.half.extend(vectors.astype(np.float16))  # type: ignore[union-attr]
+        """Append sign bits and the int8 copy: each row minus the mean, scaled so its largest
+        component is 127: half float16's memory and a faster conversion, and it chose the
+        same candidates in an ad-hoc comparison (docs/embedded-store-scale.md)."""
+        centred = vectors - self.mean
+        scale = np.maximum(np.abs(centred).max(axis=1), 1e-12) / 127.0
+        self.small.extend(np.rint(centred / scale[:, None]).astype(np.int8))  # type: ignore[union-attr]
+        self.scale.extend(scale.astype(np.float32))  # type: ignore[union-attr]
         signs = self._signs(vectors)
         for w, column in enumerate(self.bits):  # type: ignore[arg-type]
             column.extend(signs[:, w])
@@ -147,7 +177,7 @@ class VectorIndex:
 
     def nearest(self, vector: np.ndarray, holders: frozenset[str], limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
         """Up to `limit` rowids among `holders`' rows, nearest first, their cosines, and
-        whether those are exact (in pruned mode they are float16 cosines of the rows
+        whether those are exact (in pruned mode they are int8 approximations for the rows
         nearest by sign bits: the caller recomputes the ones it keeps)."""
         empty = np.zeros(0, dtype=np.int64)
         if self.rowids.size == 0 or limit <= 0:
@@ -166,20 +196,60 @@ class VectorIndex:
         if mask is not None:
             distance[~mask] = _FAR
         pool = _smallest(distance, max(limit, RESCORED), visible)
-        scores = self.half.view[pool].astype(np.float32) @ vector  # type: ignore[union-attr]
+        # (row - mean) . query from the int8 copy, plus mean . query: about the cosine
+        centred = (self.small.view[pool].astype(np.float32) @ vector) * self.scale.view[pool]  # type: ignore[union-attr]
+        scores = centred + float(self.mean @ vector)  # type: ignore[operator]
         top = np.argsort(-scores, kind="stable")[:limit]
         return self.rowids.view[pool[top]], scores[top], False
 
     def _hamming(self, vector: np.ndarray) -> np.ndarray:
-        """Hamming distance of every row's bits to the query's, one 64-bit word at a time
-        (each pass streams one contiguous column: 8 bytes a row)."""
+        """Hamming distance of every row's bits to the query's (uint16, a buffer reused by
+        the next query). Rows are taken a block at a time, each word's column streamed
+        through a cache-sized scratch; past `PARALLEL_ROWS` the blocks are shared among
+        the cores (numpy releases the GIL), which divides the leg's largest cost."""
         query = self._signs(vector.reshape(1, -1))[0]
-        out = np.zeros(self.rowids.size, dtype=np.uint16)
-        scratch = np.empty(self.rowids.size, dtype=np.uint64)
-        for w, column in enumerate(self.bits):  # type: ignore[arg-type]
-            np.bitwise_xor(column.view, query[w], out=scratch)
-            out += np.bitwise_count(scratch)
+        n = self.rowids.size
+        if len(self._distance) < n:  # kept across queries: fresh pages cost page faults
+            self._distance = np.empty(max(n, 2 * len(self._distance)), dtype=np.uint16)
+        out = self._distance[:n]
+        columns = [c.view for c in self.bits]  # type: ignore[union-attr]
+        starts = range(0, n, BLOCK)
+        workers = min(cores(), len(starts)) if n >= PARALLEL_ROWS else 1
+        if workers == 1:
+            _hamming_blocks(columns, query, out, starts)
+        else:
+            share = -(-len(starts) // workers)
+            parts = [starts[i : i + share] for i in range(0, len(starts), share)]
+            list(_pool(workers).map(lambda part: _hamming_blocks(columns, query, out, part), parts))
         return out
+
+
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One thread pool per size, kept for the process (starting threads per query costs);
+    keyed by process id too, since a forked child has none of its parent's threads."""
+    key = (os.getpid(), workers)
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = ThreadPoolExecutor(workers, thread_name_prefix="xmemo-hamming")
+        return _POOLS[key]
+
+
+def _hamming_blocks(columns: list[np.ndarray], query: np.ndarray, out: np.ndarray, starts) -> None:
+    """`out[rows] = popcount(bits ^ query)` for the blocks of rows beginning at `starts`."""
+    scratch = np.empty(BLOCK, dtype=np.uint64)
+    count = np.empty(BLOCK, dtype=np.uint8)
+    for a in starts:
+        b = min(a + BLOCK, len(out))
+        m, into = b - a, out[a:b]
+        into[:] = 0
+        for w, column in enumerate(columns):
+            np.bitwise_xor(column[a:b], query[w], out=scratch[:m])
+            np.bitwise_count(scratch[:m], out=count[:m])
+            np.add(into, count[:m], out=into)
 
 
 def _smallest(values: np.ndarray, limit: int, visible: int) -> np.ndarray:
