@@ -49,22 +49,29 @@ def services(store, clock) -> Services:
     return Services(Settings(embedder="none"), store, None, clock)
 
 
-def test_both_stores_find_the_same_memories_for_the_same_queries(osmem_clone, clock, tmp_path):
-    settings = Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none")
+def found_on_both_stores(url: str, clock, tmp_path, memories, queries, *, strict: bool) -> dict[str, dict[str, set[str]]]:
+    """Per store, per query: the contents of the memories its lexical leg returns, after the
+    same `memories` were remembered on a fresh SQLite store and on the OpenSearch store."""
+    settings = Settings(store="opensearch", opensearch_url=url, opensearch_knn=False, embedder="none")
     stores = {"sqlite": SQLiteStore(tmp_path / "x.sqlite3"), "opensearch": OpenSearchStore.from_settings(settings)}
     p = make_principal()
     found: dict[str, dict[str, set[str]]] = {}
     for name, store in stores.items():
         svc = services(store, clock)
         by_ref = {}
-        for content, location in MEMORIES:
+        for content, location in memories:
             by_ref[tools.remember(svc, p, RememberInput(content=content, location=location)).memory.reference] = content
         rf = _read_filter(svc, p, object())
         found[name] = {
-            query: {by_ref[h.memory.reference] for h in store.search(query, None, rf, lexical_k=20, semantic_k=0, strict=False).lexical}
-            for query in QUERIES
+            query: {by_ref[h.memory.reference] for h in store.search(query, None, rf, lexical_k=20, semantic_k=0, strict=strict).lexical}
+            for query in queries
         }
         store.close()
+    return found
+
+
+def test_both_stores_find_the_same_memories_for_the_same_queries(osmem_clone, clock, tmp_path):
+    found = found_on_both_stores(osmem_clone.url, clock, tmp_path, MEMORIES, QUERIES, strict=False)
     assert found["opensearch"] == found["sqlite"]
     assert MEMORIES[0][0] in found["opensearch"]["What does Caroline paint?"]  # `caroline's`, `painting` → carolin, paint
     assert found["opensearch"]["cafe equipe"] == {MEMORIES[3][0]}
@@ -88,21 +95,7 @@ def test_both_stores_find_the_same_memories_for_the_same_strict_queries(osmem_cl
     """`search_memory` (and `recall`'s every-term check) needs every word of the query as
     the embedded store splits words (mapping v4's `words`), not as the cluster's tokenizer
     does: before v4, `Caroline` did not find `Caroline's painting sessions` on OpenSearch."""
-    settings = Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none")
-    stores = {"sqlite": SQLiteStore(tmp_path / "x.sqlite3"), "opensearch": OpenSearchStore.from_settings(settings)}
-    p = make_principal()
-    found: dict[str, dict[str, set[str]]] = {}
-    for name, store in stores.items():
-        svc = services(store, clock)
-        by_ref = {}
-        for content, location in STRICT_MEMORIES:
-            by_ref[tools.remember(svc, p, RememberInput(content=content, location=location)).memory.reference] = content
-        rf = _read_filter(svc, p, object())
-        found[name] = {
-            query: {by_ref[h.memory.reference] for h in store.search(query, None, rf, lexical_k=20, semantic_k=0, strict=True).lexical}
-            for query in STRICT_QUERIES
-        }
-        store.close()
+    found = found_on_both_stores(osmem_clone.url, clock, tmp_path, STRICT_MEMORIES, STRICT_QUERIES, strict=True)
     assert found["opensearch"] == found["sqlite"]
     assert found["opensearch"]["Caroline"] == {MEMORIES[0][0], MEMORIES[2][0]}
     assert found["opensearch"]["version 3"] == found["opensearch"]["U.S. team"] == {STRICT_MEMORIES[-1][0]}
