@@ -3,12 +3,15 @@ N concurrent clients (default 32), each a tenant with its own token, for a fixed
 against a store preloaded with M memories (default 10,000) in bulk transactions (not M
 HTTP calls). Reports throughput, p50/p95/p99 per operation and overall, and errors
 (any 5xx, transport failure or unexpected status), and saves `load.json` + `load.md`.
+`--clients 8,32` runs each level in turn on the same preloaded store and gateway, so a
+slow preload (the embedder on) is paid once.
 
 Closed loop, no think time: each client sends its next request when the previous one
 answered, so latency includes queueing behind the other clients."""
 
 from __future__ import annotations
 
+import argparse
 import http.client as http_client
 import json
 import os
@@ -32,7 +35,10 @@ TEAMS = ("alpha", "beta", "gamma", "delta")
 
 def register(sub) -> None:
     parser = sub.add_parser("load", help="mixed read/write load through the local gateway (throughput, p50/p95/p99, errors)")
-    parser.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
+    parser.add_argument(
+        "--clients", type=parse_levels, default=[32],
+        help="concurrent clients (default 32); a comma-separated list runs each level in turn on one preload",
+    )
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
     parser.add_argument("--memories", type=int, default=10_000, help="memories preloaded in bulk (default 10,000)")
     parser.add_argument("--tenants", type=int, default=32, help="owners the memories and clients are spread over (default 32)")
@@ -256,6 +262,17 @@ def run_load(
     return {"rows": rows, "total": total, "wall_s": round(wall, 2), "cpu": cpu, "error_samples": tally.samples}
 
 
+def parse_levels(text: str) -> list[int]:
+    """`8,32` -> [8, 32]: the client counts to run, in order."""
+    try:
+        levels = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        levels = []
+    if not levels or min(levels) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive client counts such as 8 or 8,32, not {text!r}")
+    return levels
+
+
 def parse_mix(text: str) -> list[tuple[str, int]]:
     pairs = [item.split("=") for item in text.split(",") if item.strip()]
     mix = [(k.strip(), int(v)) for k, v in pairs]
@@ -276,33 +293,46 @@ def run(args) -> int:
         preload_s = time.perf_counter() - t0
         print(f"preloaded {args.memories} memories over {args.tenants} tenants in {preload_s:.1f}s", flush=True)
         with start_gateway(data_dir, {"XMEMO_EMBEDDER": args.embedder, "XMEMO_GATEWAY_WORKERS": str(args.workers)}) as gw:
-            tenants = min(args.tenants, args.clients)
+            tenants = min(args.tenants, max(args.clients))
             tokens = [gw.token(owner_name(i), teams=teams_of(i), ttl=24 * 3600) for i in range(tenants)]
             refs = [by_owner[owner_name(i)] or ["mem_none"] for i in range(tenants)]
-            run_load(gw.url, tokens, refs, min(args.clients, 4), min(2.0, args.duration), mix, args.seed + 1)  # warm-up, not reported
-            result = run_load(gw.url, tokens, refs, args.clients, args.duration, mix, args.seed, gateway_pid=gw.process.pid)
+            run_load(gw.url, tokens, refs, min(args.clients[0], 4), min(2.0, args.duration), mix, args.seed + 1)  # warm-up, not reported
+            levels = []
+            for index, clients in enumerate(args.clients):
+                # A seed per level, so a later level's writes are new content, not the earlier level's again.
+                seed = args.seed + 10 * index
+                result = run_load(gw.url, tokens, refs, clients, args.duration, mix, seed, gateway_pid=gw.process.pid)
+                levels.append({"clients": clients, **result})
+                print(_level_md(clients, result), flush=True)
     meta = {
         "clients": args.clients, "duration_s": args.duration, "memories": args.memories, "tenants": args.tenants,
         "mix": dict(mix), "embedder": args.embedder, "store": "sqlite", "cpus": os.cpu_count(), "preload_s": round(preload_s, 2),
         "gateway_workers": args.workers,
     }
-    t = result["total"]
+    levels_text = " and ".join(str(c) for c in args.clients)
     md = (
-        f"# Load through the local gateway\n\n{args.clients} concurrent clients (closed loop) for {args.duration:g} s, "
+        f"# Load through the local gateway\n\n{levels_text} concurrent clients (closed loop) for {args.duration:g} s each, "
         f"{args.memories} preloaded memories over {args.tenants} tenants, mix `{args.mix}`, embedder `{args.embedder}`, "
-        f"SQLite store, {args.workers} gateway worker process(es), {os.cpu_count()} CPUs. "
-        "Client-side latency including token verification.\n\n"
-        + markdown_table(
-            ["op", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
-            [[r["op"], r["n"], r["rps"], r["p50_ms"], r["p95_ms"], r["p99_ms"], r["errors"]] for r in [*result["rows"], t]],
-        )
-        + _cpu_line(result["cpu"])
+        f"SQLite store, {args.workers} gateway worker process(es), {os.cpu_count()} CPUs, preload {preload_s:.0f} s. "
+        "Client-side latency including token verification."
+        + (" The levels ran in this order on one store: each later level also sees what the earlier ones wrote and forgot."
+           if len(args.clients) > 1 else "")
+        + "\n\n"
+        + "\n".join(_level_md(level["clients"], level) for level in levels)
     )
-    print(md)
-    if result["error_samples"]:
-        print("error samples:", *result["error_samples"], sep="\n  ")
-    save(args.out, "load", {"meta": meta, **result}, md)
+    for level in levels:
+        if level["error_samples"]:
+            print(f"error samples at {level['clients']} clients:", *level["error_samples"], sep="\n  ")
+    save(args.out, "load", {"meta": meta, "levels": levels}, md)
     return 0
+
+
+def _level_md(clients: int, result: dict[str, Any]) -> str:
+    """One level's table and CPU line."""
+    return f"## {clients} clients\n\n" + markdown_table(
+        ["op", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
+        [[r["op"], r["n"], r["rps"], r["p50_ms"], r["p95_ms"], r["p99_ms"], r["errors"]] for r in [*result["rows"], result["total"]]],
+    ) + _cpu_line(result["cpu"])
 
 
 def _cpu_line(cpu: dict[str, float]) -> str:
