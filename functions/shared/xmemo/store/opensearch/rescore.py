@@ -48,7 +48,7 @@ def stats_search(query: str, strict: bool) -> dict[str, Any] | None:
         "size": 0,
         "track_total_hits": True,
         "query": {"match_all": {}},
-        "aggs": {
+        "aggregations": {
             "length": {"sum": {"field": "length"}},
             "holding": {"filters": {"filters": {str(i): {"term": {field: t}} for i, t in enumerate(terms)}}},
         },
