@@ -28,7 +28,7 @@ def test_init_is_idempotent_and_the_mapping_follows_the_embedder(osmem_clone, ca
     client = OpenSearch(hosts=[osmem_clone.url])
     mapping = client.indices.get_mapping(index="xmemo-memories")[index]["mappings"]
     assert mapping["properties"]["embedding"]["dimension"] == 256
-    assert mapping["_meta"] == {"xmemo_mapping_version": 4, "xmemo_embedder": "bedrock/amazon.titan-embed-text-v2:0", "xmemo_dimension": 256}
+    assert mapping["_meta"] == {"xmemo_mapping_version": 5, "xmemo_embedder": "bedrock/amazon.titan-embed-text-v2:0", "xmemo_dimension": 256}
 
 
 def test_migrate_moves_data_from_an_older_version_and_then_does_nothing(osmem_clone, capsys, monkeypatch):
