@@ -36,23 +36,19 @@ def kept_fields(strict: bool) -> list[str]:
     return [WORDS, "length"] if strict else [RANKED, "context", "length"]
 
 
-def stats_search(query: str, strict: bool) -> dict[str, Any] | None:
-    """A size-0 `_search` body counting, over the whole index, its documents (the total),
-    their summed `length`, and per query term (`text.query_terms`, as the lexical query
-    has them) the documents whose matched field holds it; None without terms."""
+def stats_searches(query: str, strict: bool) -> list[dict[str, Any]]:
+    """Size-0 `_search` bodies over the whole index, for the same `_msearch` as the lexical
+    leg: the documents and their summed `length`, then per query term (`text.query_terms`,
+    as the lexical query has them) the documents whose matched field holds it. A count of
+    one `term` query is what Lucene answers from the term's postings (no aggregation over
+    every document); only the `sum` reads every document's `length` (one integer's doc
+    values). None without terms."""
     terms = text.query_terms(query, strict=strict)
     if not terms:
-        return None
+        return []
     field = field_of(strict)
-    return {
-        "size": 0,
-        "track_total_hits": True,
-        "query": {"match_all": {}},
-        "aggregations": {
-            "length": {"sum": {"field": "length"}},
-            "holding": {"filters": {"filters": {str(i): {"term": {field: t}} for i, t in enumerate(terms)}}},
-        },
-    }
+    totals = {"size": 0, "track_total_hits": True, "query": {"match_all": {}}, "aggregations": {"length": {"sum": {"field": "length"}}}}
+    return [totals, *({"size": 0, "track_total_hits": True, "query": {"term": {field: t}}} for t in terms)]
 
 
 def _tokens(src: dict[str, Any], strict: bool, context_weight: float) -> tuple[list[str], list[str]]:
@@ -67,14 +63,15 @@ def _tokens(src: dict[str, Any], strict: bool, context_weight: float) -> tuple[l
     return own, near if context_weight > 0 else []
 
 
-def rescored(hits: Sequence[dict[str, Any]], stats: dict[str, Any], query: str, strict: bool, context_weight: float) -> list[Hit]:
+def rescored(hits: Sequence[dict[str, Any]], stats: Sequence[dict[str, Any]], query: str, strict: bool, context_weight: float) -> list[Hit]:
     """The cluster's lexical hits as `Hit`s scored by FTS5's `bm25()`, best first; equal
-    scores newest first, as the SQLite store breaks ties."""
+    scores newest first, as the SQLite store breaks ties. `stats`: the answers to
+    `stats_searches`, in order."""
     terms = text.query_terms(query, strict=strict)
-    rows = int(stats["hits"]["total"]["value"])
-    total = float(stats["aggregations"]["length"]["value"] or 0.0)
-    buckets = stats["aggregations"]["holding"]["buckets"]
-    weights = {t: idf(rows, int(buckets[str(i)]["doc_count"])) for i, t in enumerate(terms)}
+    totals, *holding = stats
+    rows = int(totals["hits"]["total"]["value"])
+    total = float(totals["aggregations"]["length"]["value"] or 0.0)
+    weights = {t: idf(rows, int(answer["hits"]["total"]["value"])) for t, answer in zip(terms, holding)}
     out = []
     for h in hits:
         src = h["_source"]

@@ -467,10 +467,10 @@ class OpenSearchStore:
         rescoring = self.lengths and (self.worded if strict else self.ranked)
         keep = rescore.kept_fields(strict) if rescoring else ()
         lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked, worded=self.worded, keep=keep)
-        stats = rescore.stats_search(text_query, strict) if rescoring and lexical is not None else None
+        stats = rescore.stats_searches(text_query, strict) if rescoring and lexical is not None else []
         wants_semantic = vector is not None and semantic_k > 0 and not strict
         semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
-        searches = [b for b in (lexical, stats, semantic) if b is not None]
+        searches = [b for b in (lexical, *stats, semantic) if b is not None]
         out = Candidates()
         if not searches:
             return self._with_reason(out, wants_semantic)
@@ -480,8 +480,9 @@ class OpenSearchStore:
         it = iter(responses)
         if lexical is not None:
             hits = next(it)["hits"]["hits"]
-            if stats is not None:
-                out.lexical = rescore.rescored(hits, next(it), text_query, strict, self.context_weight)
+            if stats:
+                answers = [next(it) for _ in stats]
+                out.lexical = rescore.rescored(hits, answers, text_query, strict, self.context_weight)
             else:
                 out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in hits]
         if semantic is not None:

@@ -12,7 +12,7 @@ import pytest
 from xmemo.store import records
 from xmemo.store.fts5rank import idf, row_score
 from xmemo.store.opensearch import queries as q
-from xmemo.store.opensearch.rescore import _tokens, rescored, stats_search
+from xmemo.store.opensearch.rescore import _tokens, rescored, stats_searches
 
 OWN, NEAR = "garden water garden", "tomato garden"
 
@@ -44,10 +44,11 @@ def document(n: int, own: str, near: str, words: int) -> dict:
 def test_rescored_ranks_by_fts5s_formula_over_index_wide_counts_newest_first_on_ties():
     # the cluster's order: a long memory first, then two identical short ones (older first)
     hits = [document(1, "garden " * 5 + "shed " * 40, "", 45), document(2, "garden", "", 1), document(3, "garden", "", 1)]
-    stats = {"hits": {"total": {"value": 100}}, "aggregations": {
-        "length": {"value": 100 * 20.0}, "holding": {"buckets": {"0": {"doc_count": 30}}},
-    }}
-    assert stats_search("the gardens", False)["aggregations"]["holding"]["filters"]["filters"] == {"0": {"term": {"terms": "garden"}}}
+    stats = [{"hits": {"total": {"value": 100}}, "aggregations": {"length": {"value": 100 * 20.0}}}, {"hits": {"total": {"value": 30}}}]
+    totals, holding = stats_searches("the gardens", False)
+    assert totals["query"] == {"match_all": {}} and totals["aggregations"] == {"length": {"sum": {"field": "length"}}}
+    assert holding == {"size": 0, "track_total_hits": True, "query": {"term": {"terms": "garden"}}}
+    assert [b["query"] for b in stats_searches("the gardens", True)[1:]] == [{"term": {"words": "the"}}, {"term": {"words": "gardens"}}]
     out = rescored(hits, stats, "the gardens", False, 0.5)
     assert [h.memory.reference for h in out] == [hits[2]["_source"]["reference"], hits[1]["_source"]["reference"], hits[0]["_source"]["reference"]]
     short = row_score({"garden": idf(100, 30)}, ["garden"], [], 1 + 1, 20.0, 0.5)
