@@ -42,7 +42,7 @@ def stats_searches(query: str, strict: bool) -> list[dict[str, Any]]:
     as the lexical query has them) the documents whose matched field holds it. A count of
     one `term` query is what Lucene answers from the term's postings (no aggregation over
     every document); only the `sum` reads every document's `length` (one integer's doc
-    values). None without terms."""
+    values). No bodies without terms."""
     terms = text.query_terms(query, strict=strict)
     if not terms:
         return []
