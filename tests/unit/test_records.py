@@ -42,7 +42,7 @@ def test_the_sqlite_schema_declares_a_column_for_every_stored_field():
 
 
 def test_the_opensearch_mapping_declares_every_stored_field():
-    derived = {"text", "terms", "words", "context"}  # the search text, the ranked terms, the strict words, the neighbouring context
+    derived = {"text", "terms", "words", "context", "length"}  # search text, ranked terms, strict words, neighbouring context, row length
     assert set(mappings(None)["properties"]) == {*records.STORED, *derived}
     assert set(mappings(8)["properties"]) == {*records.STORED, *derived, "embedding"}
 

@@ -24,7 +24,9 @@ CAVEATS = [
     "osmem-server is an in-memory Go server on this machine: no JVM, no Lucene segments, no replication, "
     "no network hop, so absolute latencies and indexing rates will differ on a real cluster "
     "(expect slower single requests over TLS + SigV4 and much higher sustained bulk throughput across shards).",
-    "BM25 scores and therefore ranking ties differ (bleve vs Lucene); the figures measure speed, not relevance.",
+    "The OpenSearch store ranks the cluster's top candidates by FTS5's formula (mapping v5: one more size-0 search "
+    "with aggregations in the same `_msearch`, and the derived fields in each hit); the `cluster's BM25 only` rows "
+    "time the same queries without that, interleaved with them. The figures measure speed, not relevance.",
     "Writes are visible immediately on osmem; on OpenSearch `refresh=wait_for` adds up to the refresh interval "
     "(1 s default) to every `remember`; Serverless refreshes on its own schedule (seconds).",
     "No k-NN: the semantic leg is not measured here; on a real cluster it adds an HNSW search per recall "
@@ -71,6 +73,16 @@ def corpus(size: int, tenants: int, seed: int) -> list[Any]:
     return out
 
 
+def cluster_ranked(store: Any, call):
+    """`call` with the OpenSearch store ranking by the cluster's BM25 alone (no FTS5
+    re-scoring: no statistics search, no derived fields in the hits), as before mapping v5."""
+    store.lengths = False
+    try:
+        return call()
+    finally:
+        store.lengths = True
+
+
 def measure(name: str, store: Any, memories: list[Any], args) -> dict[str, Any]:
     from ..auth import principal_from_claims, read_filter
 
@@ -82,16 +94,21 @@ def measure(name: str, store: Any, memories: list[Any], args) -> dict[str, Any]:
     rng = random.Random(args.seed + 1)
     now = datetime(2027, 1, 1, tzinfo=timezone.utc)
     lat: dict[str, list[float]] = {"recall (any term)": [], "search_memory (all terms)": [], "list (newest 20)": [], "remember (one)": []}
+    rescoring = getattr(store, "lengths", False)  # the OpenSearch store: also time each search without it, interleaved
+    if rescoring:
+        lat.update({"recall, cluster's BM25 only": [], "search_memory, cluster's BM25 only": []})
     for n in range(args.queries):
         who = principal_from_claims({"sub": f"user{rng.randrange(args.tenants)}", "scope": "xmemo/memory:read",
                                      "custom:teams": f"team{rng.randrange(5)}"})
         rf = read_filter(who, now)
         q = " ".join(rng.choice(WORDS) for _ in range(3))
-        for kind, call in (
-            ("recall (any term)", lambda: store.search(q, None, rf, lexical_k=60, semantic_k=0, strict=False)),
-            ("search_memory (all terms)", lambda: store.search(q, None, rf, lexical_k=10, semantic_k=0, strict=True)),
-            ("list (newest 20)", lambda: store.list(rf, 20, None)),
-        ):
+        recall = lambda: store.search(q, None, rf, lexical_k=60, semantic_k=0, strict=False)  # noqa: E731
+        strict = lambda: store.search(q, None, rf, lexical_k=10, semantic_k=0, strict=True)  # noqa: E731
+        calls = [("recall (any term)", recall), ("search_memory (all terms)", strict), ("list (newest 20)", lambda: store.list(rf, 20, None))]
+        if rescoring:
+            calls += [("recall, cluster's BM25 only", lambda: cluster_ranked(store, recall)),
+                      ("search_memory, cluster's BM25 only", lambda: cluster_ranked(store, strict))]
+        for kind, call in calls:
             t = time.perf_counter()
             call()
             lat[kind].append((time.perf_counter() - t) * 1000)

@@ -143,6 +143,14 @@ def ranked_terms(own: str, context: str, context_weight: float) -> str:
     return " ".join(filter(None, [own] * copies + [context] * times))
 
 
+def row_length(words: str, own: str, context: str) -> int:
+    """The length FTS5's `bm25()` gives the SQLite store's row of a memory: the tokens of
+    its `words`, `stems` (`own`) and `context` columns together (space-separated terms,
+    one token each). The OpenSearch store keeps it in every document (`length`), so it can
+    score its candidates with FTS5's formula (`opensearch.rescore`)."""
+    return len(words.split()) + len(own.split()) + len(context.split())
+
+
 def ranked_copies(context_weight: float) -> tuple[int, int]:
     """How many times `ranked_terms` repeats a memory's own terms and its context."""
     if context_weight <= 0:

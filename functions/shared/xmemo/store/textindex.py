@@ -30,10 +30,12 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from .fts5rank import idf as _idf
+from .fts5rank import row_score
+
 LAG = 256  # changes scored from SQLite before the index catches up
 COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
 REBUILD_LAG = 50_000  # changes kept in `text_changes`; an index further behind is rebuilt
-K1, B = 1.2, 0.75  # FTS5's bm25() constants
 FORMAT = 1  # of the index's fields; an index of another format is rebuilt
 
 CHANGES = """CREATE TABLE IF NOT EXISTS text_changes (
@@ -56,12 +58,6 @@ def trim_changes(conn: sqlite3.Connection, applied: int) -> None:
         "DELETE FROM text_changes WHERE seq <= max(?, coalesce((SELECT max(seq) FROM text_changes), 0) - ?)",
         (applied - 8 * LAG, REBUILD_LAG),
     )
-
-
-def _idf(rows: int, n: int) -> float:
-    """FTS5's IDF of a term in n of `rows` rows (never below 1e-6)."""
-    value = math.log((rows - n + 0.5) / (n + 0.5)) if n < rows + 0.5 else 0.0
-    return value if value > 0 else 1e-6
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -363,14 +359,8 @@ def bm25(
     sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
     out: dict[int, float] = {}
     for rowid, (stems, context) in _texts(conn, rowids).items():
-        own = stems.split()
         near = context.split() if context_weight > 0 else []
-        norm = K1 * (1 - B + B * sum(_varints(sizes.get(rowid, b""))) / avgdl)
-        score = 0.0
-        for t, weight in idf.items():
-            f = own.count(t) + (context_weight * near.count(t) if near else 0.0)
-            if f:
-                score += weight * (f * (K1 + 1.0)) / (f + norm)  # FTS5's order of operations, to the last bit
+        score = row_score(idf, stems.split(), near, sum(_varints(sizes.get(rowid, b""))), avgdl, context_weight)
         if score > 0:
             out[rowid] = score
     return out

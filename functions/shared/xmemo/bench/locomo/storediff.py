@@ -10,17 +10,22 @@ OpenSearch store (a local osmem-server unless `--opensearch-url`), both lexical-
 apart from the BM25 formula, it counts the questions or memories where they differ:
 
 - the indexed terms: every memory's `terms` field against the SQLite row it reproduces
-  (`records.ranked_terms` of its `stems` and `context` columns);
+  (`records.ranked_terms` of its `stems` and `context` columns), and its `length` (mapping
+  v5) against FTS5's own count of the row's tokens (its `docsize` record);
 - candidate depth: how many lexical candidates each store returns;
 - ties: whether equal scores come newest first in each store's candidates;
 - the pipeline: each store's own candidates through `retrieval.fuse` and
   `retrieval.boost_groups` (what `recall` does without an embedder) must give its
   `recall` answer, so nothing after the store depends on which store it is.
 
-What is left is the score of each candidate. Two swaps split the recall@10 gap into the
-candidates each store fetches and the order its scores give them: the OpenSearch
-store's candidates scored by FTS5 (the SQLite store's scores of the same memories), and
-the SQLite store's candidates scored by the cluster."""
+- the scores: questions where a memory matching the query gets another score from the
+  OpenSearch store (FTS5's formula since mapping v5, `store.opensearch.rescore`) than
+  from the SQLite store (relative difference above 1e-9).
+
+Two swaps split the recall@10 gap into the candidates each store fetches and the order
+its scores give them: the OpenSearch store's candidates scored by FTS5 (the SQLite
+store's scores of the same memories), and the SQLite store's candidates scored by the
+OpenSearch store."""
 
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ from typing import Any, Sequence
 from ...config import RetrievalSettings, Settings
 from ...store import records
 from ...store.base import Candidates, Hit
+from ...store.textindex import _varints
 from ...retrieval import boost_groups, fuse
 from ...tools import _read_filter
 from .._report import save
@@ -62,12 +68,20 @@ def newest_first_on_ties(hits: Sequence[Hit]) -> bool:
     return all(a.score != b.score or a.memory.created_at >= b.memory.created_at for a, b in zip(hits, hits[1:]))
 
 
-def _indexed_terms(system: XMemoSystem) -> dict[str, str]:
-    """Turn id → the OpenSearch store's `terms` field (read from the cluster)."""
+def _indexed(system: XMemoSystem, field: str) -> dict[str, Any]:
+    """Turn id → a field of the OpenSearch store's document (read from the cluster)."""
     store = system.store
-    body = {"size": 10_000, "query": {"match_all": {}}, "_source": ["reference", "terms"]}
+    body = {"size": 10_000, "query": {"match_all": {}}, "_source": ["reference", field]}
     hits = store.client.search(index=store.alias, body=body)["hits"]["hits"]  # type: ignore[attr-defined]
-    return {system.ids[h["_source"]["reference"]][0]: h["_source"].get("terms", "") for h in hits}
+    return {system.ids[h["_source"]["reference"]][0]: h["_source"].get(field) for h in hits}
+
+
+def _fts5_lengths(system: XMemoSystem) -> dict[str, int]:
+    """Turn id → the tokens FTS5 counted in the memory's row (every column)."""
+    rows = system.store._conn.execute(  # type: ignore[attr-defined]
+        "SELECT m.reference, d.sz FROM memories m JOIN memories_fts_docsize d ON d.id = m.rowid"
+    )
+    return {system.ids[r["reference"]][0]: sum(_varints(r["sz"])) for r in rows}
 
 
 def _sqlite_terms(system: XMemoSystem, weight: float) -> dict[str, str]:
@@ -82,8 +96,11 @@ def measure(conversations: Sequence[Conversation], url: str) -> dict[str, Any]:
     settings = Settings(embedder="none")
     made = stores.OpenSearchStores(settings, url, "diff")
     names = ("sqlite", "opensearch")
-    counts = {"memories": 0, "terms_differ": 0, "depth_differs": 0, "ties_out_of_order": {n: 0 for n in names}, "replay_differs": {n: 0 for n in names}}
-    recall: dict[str, list[float]] = {k: [] for k in ("sqlite", "opensearch", "opensearch candidates, fts5 scores", "sqlite candidates, cluster scores")}
+    counts = {
+        "memories": 0, "terms_differ": 0, "length_differs": 0, "depth_differs": 0, "scores_differ": 0,
+        "ties_out_of_order": {n: 0 for n in names}, "replay_differs": {n: 0 for n in names},
+    }
+    recall: dict[str, list[float]] = {k: [] for k in ("sqlite", "opensearch", "opensearch candidates, fts5 scores", "sqlite candidates, opensearch scores")}
     try:
         for number, conv in enumerate(conversations):
             with tempfile.TemporaryDirectory() as tmp:
@@ -95,9 +112,11 @@ def measure(conversations: Sequence[Conversation], url: str) -> dict[str, Any]:
                     for turn in conv.turns:
                         for system in systems.values():
                             system.remember(turn)
-                    want, got = _sqlite_terms(systems["sqlite"], settings.context_weight), _indexed_terms(systems["opensearch"])
+                    want, got = _sqlite_terms(systems["sqlite"], settings.context_weight), _indexed(systems["opensearch"], "terms")
                     counts["memories"] += len(want)
-                    counts["terms_differ"] += sum(sorted(v.split()) != sorted(got.get(k, "").split()) for k, v in want.items())
+                    counts["terms_differ"] += sum(sorted(v.split()) != sorted((got.get(k) or "").split()) for k, v in want.items())
+                    fts5, kept = _fts5_lengths(systems["sqlite"]), _indexed(systems["opensearch"], "length")
+                    counts["length_differs"] += sum(n != kept.get(k) for k, n in fts5.items())
                     for q in conv.questions:
                         _question(q, systems, settings, counts, recall)
                 finally:
@@ -124,7 +143,10 @@ def _question(q, systems: dict[str, XMemoSystem], settings: Settings, counts: di
     counts["depth_differs"] += len(cands["sqlite"]) != len(cands["opensearch"])
     # the other store's score of each memory, by turn, then mapped to this store's references
     by_turn = {name: {turn_of[name](h.memory.reference): h.score for h in every[name]} for name in systems}
-    for mine, other, label in (("opensearch", "sqlite", "opensearch candidates, fts5 scores"), ("sqlite", "opensearch", "sqlite candidates, cluster scores")):
+    counts["scores_differ"] += by_turn["sqlite"].keys() != by_turn["opensearch"].keys() or any(
+        abs(s - by_turn["opensearch"][t]) > 1e-9 * abs(s) for t, s in by_turn["sqlite"].items()
+    )
+    for mine, other, label in (("opensearch", "sqlite", "opensearch candidates, fts5 scores"), ("sqlite", "opensearch", "sqlite candidates, opensearch scores")):
         score = {h.memory.reference: by_turn[other].get(turn_of[mine](h.memory.reference), 0.0) for h in cands[mine]}
         order = [turn_of[mine](r) for r in ranked(rescored(cands[mine], score), settings)]
         recall[label].append(recall_at_k([[t] for t in order], q.evidence, 10))
@@ -138,7 +160,9 @@ def markdown(out: dict[str, Any]) -> str:
         "| check | differs |",
         "| --- | --- |",
         f"| memories whose indexed terms differ from the SQLite row | {out['terms_differ']} of {out['memories']} |",
+        f"| memories whose `length` differs from FTS5's count of the row | {out['length_differs']} of {out['memories']} |",
         f"| questions with another number of lexical candidates | {out['depth_differs']} |",
+        f"| questions where a matching memory's score differs (every match, relative 1e-9) | {out['scores_differ']} |",
         f"| questions whose equal scores are not newest first (sqlite / opensearch) | {out['ties_out_of_order']['sqlite']} / {out['ties_out_of_order']['opensearch']} |",
         f"| questions where fusion + group boost over the store's candidates is not its `recall` (sqlite / opensearch) | {out['replay_differs']['sqlite']} / {out['replay_differs']['opensearch']} |",
         "",
@@ -146,8 +170,8 @@ def markdown(out: dict[str, Any]) -> str:
         "| --- | --- |",
         f"| sqlite's, fts5's (the SQLite store's `recall`) | {r['sqlite']:.4f} |",
         f"| opensearch's, fts5's | {r['opensearch candidates, fts5 scores']:.4f} |",
-        f"| sqlite's, the cluster's | {r['sqlite candidates, cluster scores']:.4f} |",
-        f"| opensearch's, the cluster's (the OpenSearch store's `recall`) | {r['opensearch']:.4f} |",
+        f"| sqlite's, the OpenSearch store's | {r['sqlite candidates, opensearch scores']:.4f} |",
+        f"| opensearch's, the OpenSearch store's (its `recall`) | {r['opensearch']:.4f} |",
     ]
     return "\n".join(lines) + "\n"
 

@@ -59,14 +59,26 @@ def searches(positions: Sequence[Position]) -> list[dict[str, Any]]:
     return [b for p in positions for b in q.neighbour_searches(p.group, p.created_at, p.reference, WINDOW)]
 
 
-def contexts(positions: Sequence[Position], answers: Sequence[dict[str, Any]], context_weight: float) -> dict[str, tuple[str, str]]:
-    """Document id → its new (context, ranked terms), from `searches`' answers. Every
-    window is read after all the batch's changes, so overlapping windows agree."""
-    out: dict[str, tuple[str, str]] = {}
+def ranked_fields(search_text: str, context: str, context_weight: float) -> dict[str, Any]:
+    """A document's fields that follow from its search text and its context: the context,
+    the ranked terms (`records.ranked_terms`), the strict words and the row length FTS5
+    would count (`records.row_length`, for `rescore`)."""
+    own = records.terms_text([search_text])
+    words = records.words_text([search_text])
+    return {
+        "context": context, "terms": records.ranked_terms(own, context, context_weight), "words": words,
+        "length": records.row_length(words, own, context),
+    }
+
+
+def contexts(positions: Sequence[Position], answers: Sequence[dict[str, Any]], context_weight: float) -> dict[str, dict[str, Any]]:
+    """Document id → its new `ranked_fields`, from `searches`' answers. Every window is
+    read after all the batch's changes, so overlapping windows agree."""
+    out: dict[str, dict[str, Any]] = {}
 
     def put(me: tuple[str, str, str], *neighbours: tuple[str, str, str] | None) -> None:
         context = records.context_text([n[1] for n in neighbours if n is not None])
-        out[me[0]] = (context, records.ranked_terms(records.terms_text([me[2]]), context, context_weight))
+        out[me[0]] = ranked_fields(me[2], context, context_weight)
 
     for n, pos in enumerate(positions):
         before = [_entry(h) for h in answers[2 * n]["hits"]["hits"]]
@@ -129,8 +141,8 @@ def rebuild(
     page: int = 500,
     context_weight: float = 0.5,
 ) -> int:
-    """Recompute every document's context, ranked terms and strict words (from its search
-    text and the context; an index copied from mapping v1/v2 has none, v3 no words) and, with `embed`, its
+    """Recompute every document's `ranked_fields` (from its search text and the context; an
+    index copied from mapping v1/v2 has none, v3 no words, v4 no length) and, with `embed`, its
     vector in `index`; the number of documents updated. `search` runs a `_search` body on `index` and returns
     its hits; `bulk` sends `_bulk` lines and returns the answer."""
     done = 0
@@ -139,11 +151,7 @@ def rebuild(
         vectors = embed([h["_source"].get("content", "") for h, _ in batch]) if embed else None
         lines: list[dict[str, Any]] = []
         for i, (hit, ctx) in enumerate(batch):
-            search_text = hit["_source"].get("text", "")
-            own = records.terms_text([search_text])
-            doc: dict[str, Any] = {
-                "context": ctx, "terms": records.ranked_terms(own, ctx, context_weight), "words": records.words_text([search_text]),
-            }
+            doc = ranked_fields(hit["_source"].get("text", ""), ctx, context_weight)
             if vectors is not None:
                 doc["embedding"] = [float(x) for x in vectors[i]]
             lines += [{"update": {"_index": index, "_id": hit["_id"]}}, {"doc": doc}]

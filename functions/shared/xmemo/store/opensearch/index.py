@@ -20,14 +20,17 @@ v4: the strict leg's words computed as the SQLite store computes its `words` col
 (`records.words_text`) in a whitespace-split field, `words`, so `search_memory` (and the
 every-term check of `recall`) matches what the embedded store matches: the cluster's
 standard tokenizer keeps `caroline's`, `3.5` and `u.s.a` as one token each, and a query
-for `Caroline` did not find `Caroline's`. `text` stays for indices before v4."""
+for `Caroline` did not find `Caroline's`. `text` stays for indices before v4.
+v5: `length`, the tokens the SQLite store's FTS5 row of the memory holds (words, stems,
+context: `records.row_length`), so the store can score its lexical candidates with FTS5's
+`bm25()` (`rescore`): its mean over the index is one `sum` aggregation away."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-MAPPING_VERSION = 4
+MAPPING_VERSION = 5
 
 # French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
 # rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
@@ -87,6 +90,8 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
             "words": {"type": "text", "analyzer": "xm_terms"},
             # the neighbours' terms as such, kept to recompute `terms` (never searched)
             "context": {"type": "text", "index": False},
+            # the SQLite row's tokens (words, stems, context): FTS5's document length, for `rescore`
+            "length": {"type": "integer"},
         }
     )
     if dimension:

@@ -21,7 +21,7 @@ from ...models import Memory
 from .. import records
 
 # Fields a caller gets back; the embedding and the derived search texts stay in the index.
-SOURCE_EXCLUDES = ["embedding", "text", "terms", "words", "context"]
+SOURCE_EXCLUDES = ["embedding", "text", "terms", "words", "context", "length"]
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -43,8 +43,10 @@ def to_document(memory: Memory, context_weight: float = 0.5) -> dict[str, Any]:
     context rewrite adds theirs) and the vector; None values are left out."""
     doc = records.to_record(memory, DOCUMENT)
     doc["text"] = records.search_text(memory)
-    doc["terms"] = records.ranked_terms(records.terms_text([doc["text"]]), "", context_weight)
+    own = records.terms_text([doc["text"]])
+    doc["terms"] = records.ranked_terms(own, "", context_weight)
     doc["words"] = records.words_text([doc["text"]])
+    doc["length"] = records.row_length(doc["words"], own, "")
     if memory.embedding is not None:
         doc["embedding"] = [float(x) for x in memory.embedding]
     return {k: v for k, v in doc.items() if v is not None}
@@ -168,16 +170,17 @@ def _before_v3(words: list[str], cjk: list[str]) -> dict[str, Any]:
 
 
 def lexical_search(
-    query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True, worded: bool = True
+    query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True, worded: bool = True, keep: Sequence[str] = ()
 ) -> dict[str, Any] | None:
-    """A `_search` body: the lexical query scored, the visibility filter not scored."""
+    """A `_search` body: the lexical query scored, the visibility filter not scored.
+    `keep`: derived fields returned too (the store re-scores from them, `rescore`)."""
     scoring = lexical_query(query, strict=strict, ranked=ranked, worded=worded)
     if scoring is None or k <= 0:
         return None
     return {
         "size": k,
         "track_total_hits": False,
-        "_source": {"excludes": SOURCE_EXCLUDES},
+        "_source": {"excludes": [f for f in SOURCE_EXCLUDES if f not in keep]},
         "query": {"bool": {"must": [scoring], "filter": visibility_filter(rf)}},
         "sort": [{"_score": "desc"}, {"created_at": "desc"}, {"reference": "desc"}],
     }
@@ -319,9 +322,10 @@ def neighbour_searches(group: Sequence[Any], created_at: datetime, reference: st
     ]
 
 
-def context_update(index: str, doc_id: str, context: str, terms: str) -> list[dict[str, Any]]:
-    """`_bulk` lines that set one document's context and the ranked terms that include it."""
-    return [{"update": {"_index": index, "_id": doc_id}}, {"doc": {"context": context, "terms": terms}}]
+def context_update(index: str, doc_id: str, fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """`_bulk` lines that set one document's context and what follows from it (the ranked
+    terms that include it, the row length: `context.ranked_fields`)."""
+    return [{"update": {"_index": index, "_id": doc_id}}, {"doc": fields}]
 
 
 def positions_search(query: dict[str, Any], size: int, after: list[Any] | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from .. import records
 from ..base import Candidates, Hit
 from . import context as ctx
 from . import queries as q
+from . import rescore
 from .client import Caller, log, make_client
 from .manage import IndexPlan, alias_targets, init
 
@@ -52,6 +53,7 @@ class OpenSearchStore:
         self.context_on = True  # off when the index predates the `context` field (mapping v1) or `terms` (v2)
         self.ranked = True  # off when the index predates the ranked `terms` field (mapping v3)
         self.worded = True  # off when the index predates the strict `words` field (mapping v4)
+        self.lengths = True  # off when the index predates the row `length` (mapping v5): no FTS5 re-scoring
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
@@ -141,6 +143,12 @@ class OpenSearchStore:
                 "the index has no split-words field (mapping v%s): search_memory matches the cluster's tokens "
                 "(`caroline's` is one), not the embedded store's words; run `xmemo opensearch migrate`", version,
             )
+        if "length" not in props:
+            self.lengths = False
+            log.warning(
+                "the index has no row-length field (mapping v%s): recall ranks by the cluster's BM25, not by the "
+                "embedded store's FTS5 formula; run `xmemo opensearch migrate`", version,
+            )
         if not self.knn:
             return
         reason = None
@@ -185,14 +193,16 @@ class OpenSearchStore:
         without the vector field, or of another size, would refuse the write)."""
         if not self._ready:
             self._ensure_index(deadline)
-        doc = q.to_document(memory, self.context_weight)
+        doc = self._known(q.to_document(memory, self.context_weight))
         if not self.knn:
             doc.pop("embedding", None)
-        if not self.ranked:  # an index before mapping v3 would refuse the field (dynamic: strict)
-            doc.pop("terms", None)
-        if not self.worded:  # nor one before v4 this one
-            doc.pop("words", None)
         return doc
+
+    def _known(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """`fields` less the derived ones the index's mapping lacks (`dynamic: strict` would
+        refuse the write): `terms` before mapping v3, `words` before v4, `length` before v5."""
+        missing = {"terms": not self.ranked, "words": not self.worded, "length": not self.lengths}
+        return {k: v for k, v in fields.items() if not missing.get(k)}
 
     def _params(self) -> dict[str, Any]:
         return {"refresh": self._refresh} if self._refresh else {}
@@ -380,8 +390,8 @@ class OpenSearchStore:
                 answers = self._call("context", lambda t: _checked(self.client.msearch(index=self.alias, body=body, request_timeout=t)))
                 lines = [
                     line
-                    for doc_id, (context, terms) in ctx.contexts(part, answers, self.context_weight).items()
-                    for line in q.context_update(self.alias, doc_id, context, terms)
+                    for doc_id, fields in ctx.contexts(part, answers, self.context_weight).items()
+                    for line in q.context_update(self.alias, doc_id, self._known(fields))
                 ]
                 if not lines:  # the last memories of their groups were deleted: nobody is left to update
                     continue
@@ -453,10 +463,14 @@ class OpenSearchStore:
     ) -> Candidates:
         if not self._ready:
             self._ensure_index(None)  # settles the k-NN and context capabilities before the first query
-        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked, worded=self.worded)
+        # FTS5's scores need the index's v5 fields, and the field this leg matches (v3 `terms`, v4 `words`)
+        rescoring = self.lengths and (self.worded if strict else self.ranked)
+        keep = rescore.kept_fields(strict) if rescoring else ()
+        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked, worded=self.worded, keep=keep)
+        stats = rescore.stats_searches(text_query, strict) if rescoring and lexical is not None else []
         wants_semantic = vector is not None and semantic_k > 0 and not strict
         semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
-        searches = [b for b in (lexical, semantic) if b is not None]
+        searches = [b for b in (lexical, *stats, semantic) if b is not None]
         out = Candidates()
         if not searches:
             return self._with_reason(out, wants_semantic)
@@ -465,7 +479,12 @@ class OpenSearchStore:
         responses = self._call("msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t), tolerated))
         it = iter(responses)
         if lexical is not None:
-            out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in next(it)["hits"]["hits"]]
+            hits = next(it)["hits"]["hits"]
+            if stats:
+                answers = [next(it) for _ in stats]
+                out.lexical = rescore.rescored(hits, answers, text_query, strict, self.context_weight)
+            else:
+                out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in hits]
         if semantic is not None:
             answer = next(it)
             if "error" in answer:  # a refusal, not an outage: this cluster cannot run k-NN
