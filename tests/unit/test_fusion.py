@@ -4,9 +4,10 @@ from datetime import datetime, timezone
 
 from xmemo.config import Settings
 from xmemo.models import Memory
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from xmemo import text
 from xmemo.retrieval import Ranked, _near, boost_groups, diverse, fuse
 from xmemo.store.base import Candidates, Hit
 
@@ -95,3 +96,28 @@ def test_a_memory_without_a_group_is_its_own_group():
 def test_group_weight_zero_keeps_the_fused_ranking():
     ranked = [_in("a", "chat/1", 1.0), _in("c", "chat/2", 0.4), _in("b", "chat/1", 0.3)]
     assert boost_groups(ranked, 0.0) == ranked and [r.score for r in ranked] == [1.0, 0.4, 0.3]
+
+
+def _diverse_pairwise(ranked, threshold):
+    """What `diverse` must keep: each candidate checked against every one kept before it."""
+    kept, seen, skipped = [], [], 0
+    for r in ranked:
+        terms = frozenset(text.words(r.memory.content))
+        if any(_near(terms, s, threshold) for s in seen):
+            skipped += 1
+            continue
+        kept.append(r)
+        seen.append(terms)
+    return kept, skipped
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from([f"w{i}" for i in range(24)]), max_size=30), max_size=40),
+    st.sampled_from([-0.5, 0.0, 0.001, 0.3, 0.5, 0.8, 0.85, 0.9, 0.95, 1.0, 1.5]),
+)
+def test_diversity_by_size_keeps_what_the_pairwise_check_keeps(contents, threshold):
+    ranked = [Ranked(_m(f"r{i}").model_copy(update={"content": " ".join(words)}), 1.0) for i, words in enumerate(contents)]
+    kept, skipped = diverse(ranked, threshold)
+    want, want_skipped = _diverse_pairwise(ranked, threshold)
+    assert [k.memory.reference for k in kept] == [k.memory.reference for k in want] and skipped == want_skipped

@@ -24,3 +24,21 @@ def test_stop_words_are_one_rule_for_words_and_elided_words():
 def test_tolerant_queries_drop_the_same_stop_words_on_both_stores():
     assert text.query_terms("the équipe and hello", strict=False) == text.stems("équipe hello")
     assert q.lexical_query("the équipe and hello", strict=False)["match"]["terms"]["query"] == " ".join(text.stems("équipe hello"))
+
+
+def test_the_ascii_shortcut_splits_and_folds_as_the_general_path():
+    """`tokens` and `words` take a shortcut for ASCII text; it must find the same words as
+    NFKC + `_TOKEN` + `fold` (every ASCII character, underscores, apostrophes, digits)."""
+    import random
+
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(128)]
+    samples = ["", "_", "Hello, World! it's 3.5 u.s.a snake_case CamelCase x1y2 ÉTÉ"[:-4], "I'd say: 'twice' last year -- OK?"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(60))) for _ in range(3000)]
+    samples += ["".join(rng.choice("aZ0_ '\t\n.-") for _ in range(rng.randrange(30))) for _ in range(2000)]
+    for s in samples:
+        assert s.isascii()
+        general = text._tokens(s)
+        assert text.tokens(s) == general, s
+        assert text.words(s) == [tok for tok, _ in general], s
+        assert text.stems(s) == text._stemmer().stemWords([tok for tok, _ in general]), s
