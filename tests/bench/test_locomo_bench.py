@@ -171,23 +171,3 @@ def test_the_replica_runs_and_reproduces_recall(locomo_file: Path, tmp_path: Pat
     first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
     assert first.split(" | ")[1] == "1.0000"  # R@10 over the 6 questions of categories 1-4
     assert "the halves agree" in out or "the halves DISAGREE" in out
-
-
-def test_the_sparse_replica_runs_and_keeps_recall_as_its_first_row(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
-    """`python -m xmemo.bench.locomo.replica5` (the fifth round's sparse "latent terms" rows) on
-    the tiny file: it computes and caches the sparse vectors, its first row is `recall`'s
-    ranking, and the cache is reused (a second run computes nothing)."""
-    from xmemo.bench.locomo import replica5
-
-    sparse = tmp_path / "sparse.npz"
-    argv = ["replica5", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--sparse-cache", str(sparse)]
-    monkeypatch.setattr("sys.argv", argv)
-    replica5.main()
-    out = capsys.readouterr().out
-    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
-    assert first.split(" | ")[1] == "1.0000"
-    assert "| third leg, cosine, weight 0.3 |" in out and ("the halves agree" in out or "the halves DISAGREE" in out)
-    cached = replica5.SparseCache(sparse)
-    assert {"What animal did Bo adopt?", "Bo: Great, I adopted a ferret from the shelter."} <= set(cached.vectors)
-    monkeypatch.setattr(replica5.SparseCache, "save", lambda self: pytest.fail("the cache was not reused"))
-    replica5.main()
