@@ -24,8 +24,8 @@ CAVEATS = [
     "osmem-server is an in-memory Go server on this machine: no JVM, no Lucene segments, no replication, "
     "no network hop, so absolute latencies and indexing rates will differ on a real cluster "
     "(expect slower single requests over TLS + SigV4 and much higher sustained bulk throughput across shards).",
-    "The OpenSearch store ranks the cluster's top candidates by FTS5's formula (mapping v5: one more size-0 search "
-    "with aggregations in the same `_msearch`, and the derived fields in each hit); the `cluster's BM25 only` rows "
+    "The OpenSearch store ranks the cluster's top candidates by FTS5's formula (mapping v5: size-0 statistics searches, "
+    "one for the index's totals and one per query term, in the same `_msearch`, and the derived fields in each hit); the `cluster's BM25 only` rows "
     "time the same queries without that, interleaved with them. The figures measure speed, not relevance.",
     "Writes are visible immediately on osmem; on OpenSearch `refresh=wait_for` adds up to the refresh interval "
     "(1 s default) to every `remember`; Serverless refreshes on its own schedule (seconds).",
