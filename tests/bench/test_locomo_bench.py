@@ -171,3 +171,54 @@ def test_the_replica_runs_and_reproduces_recall(locomo_file: Path, tmp_path: Pat
     first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
     assert first.split(" | ")[1] == "1.0000"  # R@10 over the 6 questions of categories 1-4
     assert "the halves agree" in out or "the halves DISAGREE" in out
+
+
+def test_the_sparse_replica_runs_and_keeps_recall_as_its_first_row(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
+    """`python -m xmemo.bench.locomo.replica5` (the fifth round's sparse "latent terms" rows) on
+    the tiny file: it computes and caches the sparse vectors, its first row is `recall`'s
+    ranking, and the cache is reused (a second run computes nothing)."""
+    from xmemo.bench.locomo import replica5
+
+    sparse = tmp_path / "sparse.npz"
+    argv = ["replica5", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--sparse-cache", str(sparse)]
+    monkeypatch.setattr("sys.argv", argv)
+    replica5.main()
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
+    assert first.split(" | ")[1] == "1.0000"
+    assert "| third leg, cosine, weight 0.3 |" in out and ("the halves agree" in out or "the halves DISAGREE" in out)
+    cached = replica5.SparseCache(sparse)
+    assert {"What animal did Bo adopt?", "Bo: Great, I adopted a ferret from the shelter."} <= set(cached.vectors)
+    monkeypatch.setattr(replica5.SparseCache, "save", lambda self: pytest.fail("the cache was not reused"))
+    replica5.main()
+
+
+def test_the_sparse_replica_measures_its_cost(locomo_file: Path, capsys, monkeypatch):
+    """`replica5 --cost N`: the sparse head's CPU per text beside the dense embedding's, for
+    questions and turns, from the real model (the doc's query-time price comes from it)."""
+    from xmemo.bench.locomo import replica5
+
+    monkeypatch.setattr("sys.argv", ["replica5", "--data", str(locomo_file), "--cost", "2"])
+    replica5.main()
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| questions") or line.startswith("| turns")]
+    assert [(r[0], r[1].split(" (")[0]) for r in rows] == [
+        ("| questions", "dense query embedding"), ("| questions", "sparse latent terms"),
+        ("| turns", "dense passage embedding"), ("| turns", "sparse latent terms"),
+    ]
+    assert all(float(r[2]) > 0 for r in rows)
+
+
+def test_the_sparse_rows_at_weight_zero_are_recalls_ranking(locomo_file: Path, tmp_path: Path):
+    """With no weight (or no extra candidates) each way of using the sparse signal must give
+    back exactly `recall`'s replica ranking, so every row's difference is the signal's own."""
+    from xmemo.bench.locomo import replica, replica5
+
+    questions = replica.collect(locomo_file, tmp_path / "vc")
+    replica5.attach(questions, replica5.SparseCache(tmp_path / "sparse.npz"))
+    for q in questions:
+        kept = replica.ranked(replica.fused(q))
+        for cosine in (False, True):
+            assert replica5.third_leg(q, 0.0, cosine) == kept
+            assert replica5.reranked(q, 0.0, cosine) == kept
+            assert replica5.source_only(q, 0, cosine) == kept
+        assert replica5.sparse_scores(q, False).shape == (len(q["memories"]),)
