@@ -30,6 +30,7 @@ from ..models import Memory
 from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
+from .shares import HolderShares, first_round
 from .textindex import CHANGES, TextIndex, bm25, log_change, trim_changes
 from .vectors import EXACT_ROWS, VectorIndex
 
@@ -75,6 +76,7 @@ TEXT_INDEX_ROWS = 20_000  # past this many rows the tolerant leg asks the derive
 COMMON_TERM = 0.1  # share of the rows above which a term may be left out
 LEXICAL_POOL = 2  # × k best full-text matches checked against the caller's filter at first
 LEXICAL_WIDEST = 8_000  # past this many, the filtered join ranks instead
+JOIN_SHARE = 0.3  # callers owning less of the rows than this rank by the filtered join at once (`shares`)
 CONTEXT_NEIGHBOURS = """
 SELECT rowid, content FROM memories
 WHERE holder = ? AND location = ? AND temporary = ? AND rowid != ? AND (created_at < ? OR (created_at = ? AND rowid < ?))
@@ -195,6 +197,7 @@ class SQLiteStore:
         self._text = TextIndex(self.path.with_name(self.path.name + ".text"))
         self._doc_freq: dict[str, int] = {}
         self._doc_freq_rows = 0
+        self._shares = HolderShares()
         self._conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING fts5vocab(main, memories_fts, row)")
         self._context_weight = float(context_weight)
 
@@ -440,10 +443,11 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> None:
             if terms and lexical_k > 0:
-                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k)
+                share = self._shares.share(conn, rf.holders)
+                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k, share)
                 if ranked is None:
                     kept = terms if strict else self._without_commonest(conn, terms)
-                    ranked = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k)
+                    ranked = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k, share)
                 out.lexical = ranked
             if vector is not None and semantic_k > 0 and not strict:
                 out.semantic = self._nearest(conn, np.asarray(vector, dtype=np.float32), rf, semantic_k)
@@ -473,12 +477,13 @@ class SQLiteStore:
             kept.pop()
         return [t for t in terms if t in kept]
 
-    def _ranked_by_index(self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int) -> list[Hit] | None:
+    def _ranked_by_index(self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float) -> list[Hit] | None:
         """The tolerant leg of a large store: candidates from the derived index (and the
         rows changed since its last commit), those the caller may see scored exactly as
         FTS5's bm25 (`textindex.bm25`), the k best, equal scores newest first. None
         when FTS5 must answer: a small store, no usable index, or a filter so narrow
-        that `LEXICAL_WIDEST` candidates hold fewer than k visible matches."""
+        that `LEXICAL_WIDEST` candidates hold fewer than k visible matches. The first
+        round is sized by the caller's `share` of the rows (`shares.first_round`)."""
         if self._text_index_rows <= 0:
             return None
         if (conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) <= self._text_index_rows:
@@ -487,7 +492,7 @@ class SQLiteStore:
         if lag is None or len(lag) > LEXICAL_WIDEST:  # no index, or one far behind (its writer busy)
             return None
         where, params = where_clause(rf)
-        want = k * LEXICAL_POOL
+        want = first_round(k, share, LEXICAL_POOL, LEXICAL_WIDEST)
         while want <= LEXICAL_WIDEST:
             found = self._text.candidates(terms, want, self._context_weight)
             pool = list(dict.fromkeys([*found, *lag]))
@@ -508,15 +513,17 @@ class SQLiteStore:
         rows = {r["rowid"]: r for r in conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)}
         return [Hit(_row_to_memory(rows[i]), score[i]) for i in best]
 
-    def _lexical(self, conn: sqlite3.Connection, query: str, rf: ReadFilter, k: int) -> list[Hit]:
+    def _lexical(self, conn: sqlite3.Connection, query: str, rf: ReadFilter, k: int, share: float) -> list[Hit]:
         """The k best BM25 matches the caller may see, equal scores newest first. The
         full-text index ranks alone first (a join per match cost more than the scoring:
         `xmemo bench latency`), and only its best few are checked against the caller's
         filter; if too few survive, more are taken, and past `LEXICAL_WIDEST` candidates
-        the filtered join (every match checked) answers instead."""
+        the filtered join (every match checked) answers instead. A caller who owns less
+        than `JOIN_SHARE` of the rows goes to the join at once: it computes BM25 only for
+        the matches the caller may see, which costs less than ranking every match."""
         bm25 = f"bm25(memories_fts, 1.0, 1.0, {self._context_weight!r})"
         where, params = where_clause(rf)
-        want = k * LEXICAL_POOL
+        want = first_round(k, share, LEXICAL_POOL, LEXICAL_WIDEST) if share >= JOIN_SHARE else LEXICAL_WIDEST + 1
         while want <= LEXICAL_WIDEST:
             ranked = conn.execute(
                 f"SELECT rowid, {bm25} AS score FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?",
