@@ -54,3 +54,24 @@ def test_latency_bench_on_the_locomo_corpus_keeps_and_reuses_its_store(tmp_path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads((grown / "latency.json").read_text())["sizes"]["120"]["memories"] == 2 * (60 + 8)  # the kept store, twice
+
+
+def test_latency_bench_spreads_the_store_over_tenants(tmp_path):
+    """`--tenants 4`: the timed caller holds one memory in four, the others belong to three
+    other tenants, and the store is kept under its own name."""
+    import sqlite3
+
+    out, keep = tmp_path / "bench", tmp_path / "stores"
+    done = subprocess.run(
+        [sys.executable, "-m", "xmemo", "bench", "latency", "--sizes", "200", "--queries", "4", "--tenants", "4",
+         "--embedder", "none", "--keep", str(keep), "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((out / "latency.json").read_text())
+    assert report["tenants"] == 4 and report["sizes"]["200"]["recall"]["n"] == 4
+    assert "4 tenants" in (out / "latency.md").read_text()
+    conn = sqlite3.connect(keep / "synthetic-none-200-t4" / "bench.sqlite3")
+    held = dict(conn.execute("SELECT owner, count(*) FROM memories WHERE content NOT LIKE 'bench write %' GROUP BY owner"))
+    conn.close()
+    assert held == {"bench": 50, "tenant-1": 50, "tenant-2": 50, "tenant-3": 50}

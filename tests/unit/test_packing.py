@@ -87,3 +87,18 @@ def test_budget_invariants(contents, max_items, max_tokens, min_useful, encoding
             assert item.text == contents[item.index]
         else:
             assert item.text.endswith(ELLIPSIS)
+
+
+def test_a_full_pack_stops_asking_for_candidates():
+    asked = []
+
+    def candidates():
+        for i in range(100):
+            asked.append(i)
+            yield f"item {i}"
+
+    p = pack(candidates(), max_items=3, max_tokens=1000, encoding=ENC, min_useful_tokens=4, total=100)
+    assert len(p.items) == 3 and p.dropped == 97  # every candidate not packed is dropped, read or not
+    assert asked == [0, 1, 2]
+    p = pack(candidates(), max_items=50, max_tokens=8, encoding=ENC, min_useful_tokens=4, total=100)
+    assert p.used_tokens <= 8 and len(p.items) + p.dropped == 100

@@ -156,3 +156,18 @@ def test_many_deletions_rebuild_the_index_from_a_sample_of_rowids(pruned, monkey
     _semantic(store, "alice", vectors[0], 1)
     assert store._vectors.rowids.size == 2000 - owners[:50].count("alice")
     assert "bob" not in {o for o in store._vectors.codes}
+
+
+def test_int8_rescoring_in_blocks_equals_the_whole_matrix_product(pruned):
+    """The rescoring copy is read `RESCORE_BLOCK` rows at a time through reused scratch: the
+    products of converting every pooled row at once (to float32 rounding: BLAS may order a
+    block's sums differently), the last block partial and later queries reusing the scratch."""
+    store, vectors, owners, refs = pruned
+    _semantic(store, "alice", vectors[0], 1)
+    index = store._vectors
+    for seed, size in ((12, 700), (13, 256), (14, 3)):
+        rng = np.random.default_rng(seed)
+        pool = rng.choice(index.rowids.size, size, replace=False)
+        q = _clustered(rng, 1)[0]
+        whole = index.small.view[pool].astype(np.float32) @ q
+        assert np.allclose(index._int8_dots(pool, q), whole, rtol=1e-6, atol=1e-4)

@@ -8,7 +8,7 @@ item that does not fit whole is shortened on a token boundary (marked `…`) whe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from .tokens import get_encoding
 
@@ -40,16 +40,26 @@ def _cut(enc, text: str, max_tokens: int) -> str:
     return raw.decode("utf-8", errors="ignore").rstrip()
 
 
-def pack(contents: Sequence[str], *, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int) -> Pack:
+def pack(
+    contents: Sequence[str] | Iterable[str], *, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int,
+    total: int | None = None,
+) -> Pack:
+    """`contents` in rank order. Reading stops once the pack is full, so a lazy iterable's
+    remaining items are never computed; `total` says how many candidates there were in all
+    (default: `len(contents)`), and each one not packed counts as dropped."""
     enc = get_encoding(encoding)
     count = lambda s: len(enc.encode_ordinary(s))  # noqa: E731
+    candidates = len(contents) if total is None else total  # type: ignore[arg-type]
     result = Pack()
     lines: list[str] = []
     used = 0  # estimate: sum of line counts (+1 per newline); checked exactly below
-    for index, content in enumerate(contents):
-        if len(result.items) >= max_items or used >= max_tokens:
-            result.dropped += 1
-            continue
+    queue = iter(contents)
+    read = 0
+    while len(result.items) < max_items and used < max_tokens:  # checked before asking for the next
+        content = next(queue, None)
+        if content is None:
+            break
+        index, read = read, read + 1
         prefix = f"[{len(result.items) + 1}] "
         line = prefix + content
         sep = 1 if lines else 0
@@ -69,6 +79,7 @@ def pack(contents: Sequence[str], *, max_items: int, max_tokens: int, encoding: 
                 used += count(line) + sep
                 continue
         result.dropped += 1
+    result.dropped += candidates - read  # never read: the pack was full
     # Exact check: BPE may merge across a join. Trim the tail until the true count fits.
     text = "\n".join(lines)
     total = count(text)

@@ -30,7 +30,7 @@ from .models import (
     boundary_of,
 )
 from .ids import new_reference
-from .packing import PackedItem, pack
+from .packing import Pack, PackedItem, pack
 from . import relevance, render
 from .results import (
     Budget,
@@ -44,7 +44,7 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import Plan, Ranked, boost_groups, diverse, fuse, lexical_only
+from .retrieval import NearDuplicates, Plan, Ranked, boost_groups, fuse, lexical_only
 from .services import Services
 
 
@@ -202,26 +202,41 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
     )
 
 
+def diverse_pack(
+    ranked: list[Ranked], threshold: float, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int
+) -> tuple[list[Ranked], Pack, int]:
+    """The pack of the candidates that do not nearly repeat one kept before them, the kept
+    ones (`Pack` indexes them) and the near-duplicates skipped. The pack asks for the next
+    candidate only while it has room, so the diversity check and the rendering of the ~100
+    candidates a full pack never reaches are not done; what it packs and drops is what
+    `diverse` over the whole list, then `pack`, would give."""
+    near_duplicates = NearDuplicates(threshold)
+    kept: list[Ranked] = []
+
+    def contents():
+        for r in ranked:
+            if near_duplicates.keeps(r.memory.content):
+                kept.append(r)
+                yield render.as_data(r.memory.content)
+
+    packed = pack(contents(), max_items=max_items, max_tokens=max_tokens, encoding=encoding, min_useful_tokens=min_useful_tokens, total=len(ranked))
+    return kept, packed, near_duplicates.skipped
+
+
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
     # twice what the pack may hold per leg: with 60 a 50-item pack used up nearly every candidate
     ranked, plan = _candidates(svc, principal, inp, wanted=PACK_CANDIDATES_PER_ITEM * inp.max_items)
-    kept, near_duplicates = diverse(ranked, svc.retrieval.diversity_threshold)
-    plan.diversity = {"method": "word-jaccard", "threshold": svc.retrieval.diversity_threshold, "skipped": near_duplicates}
     s = svc.packing
-    packed = pack(
-        [render.as_data(r.memory.content) for r in kept],
-        max_items=inp.max_items,
-        max_tokens=inp.max_tokens,
-        encoding=s.encoding,
-        min_useful_tokens=s.min_useful_tokens,
-    )
+    kept, packed, skipped = diverse_pack(ranked, svc.retrieval.diversity_threshold, inp.max_items, inp.max_tokens, s.encoding, s.min_useful_tokens)
+    # near-duplicates met before the pack was full; `dropped` counts every candidate left out
+    plan.diversity = {"method": "word-jaccard", "threshold": svc.retrieval.diversity_threshold, "skipped": skipped}
     items = [_pack_item(kept[p.index], p) for p in packed.items]
     budget = Budget(
         max_items=inp.max_items,
         max_tokens=inp.max_tokens,
         used_items=len(items),
         used_tokens=packed.used_tokens,
-        dropped=packed.dropped + near_duplicates,
+        dropped=packed.dropped,
         shortened=packed.shortened,
         encoding=s.encoding,
     )

@@ -52,10 +52,11 @@ def cold_import_ms(runs: int = 5) -> float:
     return round(timed("import xmemo.tools, xmemo.store.sqlite, xmemo.services") - timed("pass"), 1)
 
 
-def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors: Path | None, progress) -> float:
+def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors: Path | None, progress, tenants: int = 1) -> float:
     """Bulk-load the corpus; returns memories per second (lexical indexing included;
     vector computation excluded unless `real`). Each memory stores its base text's vector
-    plus a little noise (`--real-embeddings`: its own)."""
+    plus a little noise (`--real-embeddings`: its own). With `tenants` > 1, `owner` holds
+    every `tenants`-th memory and the others belong to `tenant-1` … (`owner_of`)."""
     size = len(corpus.memories)
     base = None
     if svc.embedder is not None:
@@ -81,8 +82,8 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
             batch.append(
                 Memory(
                     reference=new_reference(int(when.timestamp() * 1000)),
-                    type=m.type, content=m.content, location=m.location or m.bucket, bucket=m.bucket, owner=owner,
-                    project=m.project, tags=m.tags, boundary=boundary_of(owner, None, m.project),
+                    type=m.type, content=m.content, location=m.location or m.bucket, bucket=m.bucket, owner=owner_of(lo + i, owner, tenants),
+                    project=m.project, tags=m.tags, boundary=boundary_of(owner_of(lo + i, owner, tenants), None, m.project),
                     created_at=when, updated_at=when, content_sha256=tools.content_hash(m.content),
                     embedding=tuple(vecs[i].tolist()) if vecs is not None else None,
                 )
@@ -90,6 +91,12 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
         svc.store.insert_many(batch)
         progress(lo + len(chunk))
     return size / (time.perf_counter() - start)
+
+
+def owner_of(i: int, owner: str, tenants: int) -> str:
+    """Who holds the corpus's i-th memory: the timed caller one in `tenants`, the rest
+    spread over other tenants, as in a store a team's members share."""
+    return owner if i % tenants == 0 else f"tenant-{i % tenants}"
 
 
 def grow_by_copies(path: Path, copies: int, seed: int = 4) -> None:
@@ -149,10 +156,15 @@ def _label(size: int) -> str:
     return f"{size // 1000}k" if size % 1000 == 0 else str(size)
 
 
+def _kept_name(args: argparse.Namespace, label: str) -> str:
+    """The folder of a kept store: corpus, embedder, size, and the tenants if more than one."""
+    return f"{args.corpus}-{args.embedder}-{label}" + (f"-t{args.tenants}" if args.tenants > 1 else "")
+
+
 def _grown(args: argparse.Namespace, size: int, label: str, store: SQLiteStore) -> float:
     """Build `size / copies` memories (or reuse them kept), then copy them up to `size`."""
     part = size // args.copies
-    small = args.keep / f"{args.corpus}-{args.embedder}-{_label(part)}" if args.keep else None
+    small = args.keep / _kept_name(args, _label(part)) if args.keep else None
     if small is None or not (small / "built").exists():
         raise SystemExit(f"--copies needs the {part}-memory store kept first (run --sizes {part} --keep DIR)")
     store.close()
@@ -169,7 +181,7 @@ def _open_store(args: argparse.Namespace, tmp: str, label: str) -> tuple[SQLiteS
     """The store to time: new in `tmp`, or kept under `--keep` (built once, reused)."""
     if args.keep is None:
         return SQLiteStore(Path(tmp) / "bench.sqlite3"), False
-    folder = args.keep / f"{args.corpus}-{args.embedder}-{label}"
+    folder = args.keep / _kept_name(args, label)
     built = (folder / "built").exists()
     if not built and folder.exists():
         shutil.rmtree(folder)  # an interrupted build
@@ -200,18 +212,20 @@ def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int) -> f
 
 
 def semantic_vs_exact(store: SQLiteStore, rf, vectors: list, k: int) -> float:
-    """Share of the exact top-k (cosine over every stored vector) that the store's semantic
-    leg returns: what its candidate pruning costs in recall."""
+    """Share of the exact top-k (cosine over every vector the caller's holders store) that
+    the store's semantic leg returns: what its candidate pruning costs in recall."""
     if not vectors:
         return float("nan")
     q = np.stack(vectors).astype(np.float32)
     best = [np.zeros(0, np.float32) for _ in vectors]
     ids = [np.zeros(0, np.int64) for _ in vectors]
     conn = sqlite3.connect(str(store.path))
+    holders = ",".join("?" * len(rf.holders))  # the rows the caller may see, as the store's leg
     last = 0
     while True:
         rows = conn.execute(
-            "SELECT rowid, embedding FROM memories WHERE rowid > ? AND embedding IS NOT NULL ORDER BY rowid LIMIT 50000", (last,)
+            f"SELECT rowid, embedding FROM memories WHERE rowid > ? AND embedding IS NOT NULL AND holder IN ({holders}) "
+            "ORDER BY rowid LIMIT 50000", (last, *sorted(rf.holders)),
         ).fetchall()
         if not rows:
             break
@@ -259,7 +273,7 @@ def timed(fn, inputs) -> dict:
 def run(args: argparse.Namespace) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     report: dict = {
-        "embedder": args.embedder, "corpus": args.corpus, "real_embeddings": args.real_embeddings,
+        "embedder": args.embedder, "corpus": args.corpus, "real_embeddings": args.real_embeddings, "tenants": args.tenants,
         "sizes": {}, "machine": _machine(), "load_before": os.getloadavg(),
     }
     print("cold import …", file=sys.stderr)
@@ -284,7 +298,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 rate = build_corpus(
                     svc, "bench", corpus, args.real_embeddings, args.vectors,
-                    lambda n: print(f"\r[{label}] loaded {n}/{size}", end="", file=sys.stderr),
+                    lambda n: print(f"\r[{label}] loaded {n}/{size}", end="", file=sys.stderr), args.tenants,
                 )
                 if args.keep is not None:
                     (store.path.parent / "built").write_text(str(rate))
@@ -330,7 +344,9 @@ def run(args: argparse.Namespace) -> int:
                 continue
             rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"], f[tool].get("cpu_ms_mean", "-")])
     md = (
-        f"# Latency (in-process, corpus `{args.corpus}`, embedder `{args.embedder}`)\n\n"
+        f"# Latency (in-process, corpus `{args.corpus}`, embedder `{args.embedder}`"
+        + (f", {args.tenants} tenants: the caller holds one memory in {args.tenants}" if args.tenants > 1 else "")
+        + ")\n\n"
         + markdown_table(["memories", "tool", "p50 ms", "p95 ms", "p99 ms", "CPU ms (mean)"], rows)
         + "\n"
         + markdown_table(
@@ -379,6 +395,8 @@ def register(sub) -> None:
     p.add_argument("--keep", type=Path, default=None, help="folder where built stores are kept and reused (each run adds its writes)")
     p.add_argument("--copies", type=int, default=1,
                    help="build size/COPIES memories (kept under --keep first), then copy them in SQL up to size (for 1M)")
+    p.add_argument("--tenants", type=int, default=1,
+                   help="owners the memories are spread over; the timed caller holds one in N (default 1: it sees every memory)")
     p.add_argument("--exactness", type=int, default=50, help="queries whose semantic hits are checked against an exact scan (0: skip)")
     p.add_argument("--out", type=Path, default=None, help="folder for latency.json and latency.md")
     p.set_defaults(func=run)

@@ -26,6 +26,7 @@ EXACT_ROWS = 20_000
 RESCORED = 5_000  # rows nearest by sign bits whose int8 cosines are computed (4,000 with float16)
 SAMPLE = 1_000  # indexed rows looked up to tell whether many were deleted
 RECOUNT_SECONDS = 60.0  # at most this long between two such looks while the store changes
+RESCORE_BLOCK = 256  # rows of the int8 copy converted to float32 at once (384 KiB of scratch)
 BLOCK = 65_536  # rows whose bits are compared at once (scratch of 512 KiB a word: stays in cache)
 PARALLEL_ROWS = 200_000  # from this many rows the Hamming pass is split among the cores
 _FAR = np.iinfo(np.uint16).max  # the distance of a row the caller may not see
@@ -71,6 +72,7 @@ class VectorIndex:
         self._counted = -(10**9)  # the version at which deletions were last looked for
         self._counted_at = 0.0
         self._distance = np.zeros(0, dtype=np.uint16)  # reused by every query (the store's lock serialises them)
+        self._rescoring: tuple[np.ndarray, np.ndarray] | None = None  # int8 and float32 scratch of `_int8_dots`
 
     @property
     def exact(self) -> bool:
@@ -197,10 +199,27 @@ class VectorIndex:
             distance[~mask] = _FAR
         pool = _smallest(distance, max(limit, RESCORED), visible)
         # (row - mean) . query from the int8 copy, plus mean . query: about the cosine
-        centred = (self.small.view[pool].astype(np.float32) @ vector) * self.scale.view[pool]  # type: ignore[union-attr]
+        centred = self._int8_dots(pool, vector) * self.scale.view[pool]  # type: ignore[union-attr]
         scores = centred + float(self.mean @ vector)  # type: ignore[operator]
         top = np.argsort(-scores, kind="stable")[:limit]
         return self.rowids.view[pool[top]], scores[top], False
+
+    def _int8_dots(self, pool: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        """`small[pool] @ vector` in float32, `RESCORE_BLOCK` rows at a time through scratch
+        kept across queries: converting all 5,000 rows at once allocated ~8 MB of fresh
+        pages per query (about 1 ms of a 4.5 ms semantic leg at 100k memories, measured
+        with both forms alternating in one process)."""
+        small = self.small.view  # type: ignore[union-attr]
+        if self._rescoring is None or self._rescoring[0].shape[1] != small.shape[1]:
+            self._rescoring = (np.empty((RESCORE_BLOCK, small.shape[1]), np.int8), np.empty((RESCORE_BLOCK, small.shape[1]), np.float32))
+        rows, floats = self._rescoring
+        out = np.empty(len(pool), dtype=np.float32)
+        for a in range(0, len(pool), RESCORE_BLOCK):
+            b = min(a + RESCORE_BLOCK, len(pool))
+            np.take(small, pool[a:b], axis=0, out=rows[: b - a])
+            np.copyto(floats[: b - a], rows[: b - a])
+            np.dot(floats[: b - a], vector, out=out[a:b])
+        return out
 
     def _hamming(self, vector: np.ndarray) -> np.ndarray:
         """Hamming distance of every row's bits to the query's (uint16, a buffer reused by
