@@ -143,6 +143,21 @@ def test_shares_follow_the_store():
     assert shares.share(conn, {"c"}) == pytest.approx(0.5)
 
 
+def test_a_store_with_one_holder_is_not_counted():
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE memories (rowid INTEGER PRIMARY KEY, holder TEXT)")
+    conn.execute("CREATE INDEX memories_holder ON memories (holder)")
+    conn.executemany("INSERT INTO memories (holder) VALUES (?)", [("a",)] * 500)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    shares = HolderShares()
+    assert shares.share(conn, {"a"}) == 1.0 and shares.share(conn, {"b"}) == 0.0
+    assert not any("GROUP BY" in s for s in statements)  # two index seeks, no pass over the rows
+    conn.execute("INSERT INTO memories (holder) VALUES ('b')")
+    conn.executemany("INSERT INTO memories (holder) VALUES (?)", [("a",)] * 100)  # past the drift
+    assert shares.share(conn, {"b"}) == pytest.approx(1 / 601)
+
+
 def test_first_round_is_sized_by_the_share():
     assert first_round(60, 1.0, 2, 8000) == 120
     assert first_round(60, 0.03, 2, 8000) == 4000

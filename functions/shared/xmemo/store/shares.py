@@ -35,11 +35,24 @@ class HolderShares:
         rowid = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
         with self._lock:
             if not self._counts or abs(rowid - self._seen_rowid) > DRIFT * max(self._seen_rowid, 1):
-                self._counts = dict(conn.execute("SELECT holder, count(*) FROM memories GROUP BY holder").fetchall())
+                self._counts = self._count(conn)
                 self._total, self._seen_rowid = sum(self._counts.values()), rowid
             if self._total <= 0:
                 return 1.0
             return min(1.0, sum(self._counts.get(h, 0) for h in holders) / self._total)
+
+
+    @staticmethod
+    def _count(conn: sqlite3.Connection) -> dict[str, int]:
+        """Rows per holder. A store with one holder (the laptop's case) is answered by two
+        index seeks instead of a pass over the index (125 ms at 1M rows, 2 s from a cold
+        page cache): its one holder owns everything, whatever the count."""
+        # two statements: SQLite answers a lone min() or max() from the index, both at once by a scan
+        lowest = conn.execute("SELECT min(holder) FROM memories").fetchone()[0]
+        highest = conn.execute("SELECT max(holder) FROM memories").fetchone()[0]
+        if lowest == highest:
+            return {lowest: 1} if lowest is not None else {}
+        return dict(conn.execute("SELECT holder, count(*) FROM memories GROUP BY holder").fetchall())
 
 
 def first_round(k: int, share: float, pool: int, widest: int) -> int:
