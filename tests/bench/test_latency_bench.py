@@ -75,3 +75,12 @@ def test_latency_bench_spreads_the_store_over_tenants(tmp_path):
     held = dict(conn.execute("SELECT owner, count(*) FROM memories WHERE content NOT LIKE 'bench write %' GROUP BY owner"))
     conn.close()
     assert held == {"bench": 50, "tenant-1": 50, "tenant-2": 50, "tenant-3": 50}
+
+
+def test_latency_bench_refuses_zero_tenants(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "xmemo", "bench", "latency", "--sizes", "100", "--tenants", "0", "--embedder", "none",
+         "--out", str(tmp_path / "bench")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode != 0 and "--tenants: at least 1" in done.stderr

@@ -272,6 +272,8 @@ def timed(fn, inputs) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.tenants < 1:
+        raise SystemExit("--tenants: at least 1 (the timed caller is one of them)")
     report: dict = {
         "embedder": args.embedder, "corpus": args.corpus, "real_embeddings": args.real_embeddings, "tenants": args.tenants,
         "sizes": {}, "machine": _machine(), "load_before": os.getloadavg(),
