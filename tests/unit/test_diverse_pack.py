@@ -9,8 +9,10 @@ from hypothesis import given, settings, strategies as st
 from xmemo import render
 from xmemo.models import Memory
 from xmemo.packing import pack
-from xmemo.retrieval import Ranked, diverse
+from xmemo.retrieval import Ranked
 from xmemo.tools import diverse_pack
+
+from tests.unit.test_fusion import diverse
 
 ENC = "o200k_base"
 AT = datetime(2025, 1, 1, tzinfo=timezone.utc)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xmemo import text
-from xmemo.retrieval import Ranked, _near, boost_groups, diverse, fuse
+from xmemo.retrieval import NearDuplicates, Ranked, _near, boost_groups, fuse
 from xmemo.store.base import Candidates, Hit
 
 
@@ -96,6 +96,12 @@ def test_a_memory_without_a_group_is_its_own_group():
 def test_group_weight_zero_keeps_the_fused_ranking():
     ranked = [_in("a", "chat/1", 1.0), _in("c", "chat/2", 0.4), _in("b", "chat/1", 0.3)]
     assert boost_groups(ranked, 0.0) == ranked and [r.score for r in ranked] == [1.0, 0.4, 0.3]
+
+
+def diverse(ranked, threshold):
+    """`NearDuplicates` asked about every candidate in rank order: the kept ones and the count skipped."""
+    check = NearDuplicates(threshold)
+    return [r for r in ranked if check.keeps(r.memory.content)], check.skipped
 
 
 def _diverse_pairwise(ranked, threshold):

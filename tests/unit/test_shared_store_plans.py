@@ -128,19 +128,24 @@ def test_a_narrow_caller_asks_the_derived_index_once(path, monkeypatch):
     store.close()
 
 
+def _share(shares, conn, holders):
+    """As the store asks: with the largest rowid it read for the search."""
+    return shares.share(conn, holders, conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
+
+
 def test_shares_follow_the_store():
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE memories (rowid INTEGER PRIMARY KEY, holder TEXT)")
     shares = HolderShares()
-    assert shares.share(conn, {"a"}) == 1.0  # an empty store: nothing to plan around
+    assert _share(shares, conn, {"a"}) == 1.0  # an empty store: nothing to plan around
     conn.executemany("INSERT INTO memories (holder) VALUES (?)", [("a",)] * 90 + [("b",)] * 10)
-    assert shares.share(conn, {"a"}) == pytest.approx(0.9)
-    assert shares.share(conn, {"a", "b"}) == 1.0
-    assert shares.share(conn, {"c"}) == 0.0
+    assert _share(shares, conn, {"a"}) == pytest.approx(0.9)
+    assert _share(shares, conn, {"a", "b"}) == 1.0
+    assert _share(shares, conn, {"c"}) == 0.0
     conn.executemany("INSERT INTO memories (holder) VALUES (?)", [("c",)] * 5)  # within the drift: counts kept
-    assert shares.share(conn, {"c"}) == 0.0
+    assert _share(shares, conn, {"c"}) == 0.0
     conn.executemany("INSERT INTO memories (holder) VALUES (?)", [("c",)] * 95)  # past it: reread
-    assert shares.share(conn, {"c"}) == pytest.approx(0.5)
+    assert _share(shares, conn, {"c"}) == pytest.approx(0.5)
 
 
 def test_a_store_with_one_holder_is_not_counted():
@@ -151,11 +156,11 @@ def test_a_store_with_one_holder_is_not_counted():
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
     shares = HolderShares()
-    assert shares.share(conn, {"a"}) == 1.0 and shares.share(conn, {"b"}) == 0.0
+    assert _share(shares, conn, {"a"}) == 1.0 and _share(shares, conn, {"b"}) == 0.0
     assert not any("GROUP BY" in s for s in statements)  # two index seeks, no pass over the rows
     conn.execute("INSERT INTO memories (holder) VALUES ('b')")
     conn.executemany("INSERT INTO memories (holder) VALUES (?)", [("a",)] * 100)  # past the drift
-    assert shares.share(conn, {"b"}) == pytest.approx(1 / 601)
+    assert _share(shares, conn, {"b"}) == pytest.approx(1 / 601)
 
 
 def test_first_round_is_sized_by_the_share():

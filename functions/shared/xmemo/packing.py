@@ -8,7 +8,7 @@ item that does not fit whole is shortened on a token boundary (marked `…`) whe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from .tokens import get_encoding
 
@@ -41,12 +41,12 @@ def _cut(enc, text: str, max_tokens: int) -> str:
 
 
 def pack(
-    contents: Sequence[str] | Iterable[str], *, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int,
+    contents: Iterable[str], *, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int,
     total: int | None = None,
 ) -> Pack:
     """`contents` in rank order. Reading stops once the pack is full, so a lazy iterable's
     remaining items are never computed; `total` says how many candidates there were in all
-    (default: `len(contents)`), and each one not packed counts as dropped."""
+    (default: `len(contents)`, for a list), and each one not packed counts as dropped."""
     enc = get_encoding(encoding)
     count = lambda s: len(enc.encode_ordinary(s))  # noqa: E731
     candidates = len(contents) if total is None else total  # type: ignore[arg-type]

@@ -128,14 +128,6 @@ def lexical_only(cands: Candidates) -> list[Ranked]:
     return sorted(ranked, key=lambda r: (-round(r.score, 9), -r.memory.created_at.timestamp()))
 
 
-def diverse(ranked: list[Ranked], threshold: float) -> tuple[list[Ranked], int]:
-    """The candidates whose words do not nearly repeat one kept earlier, and how many were
-    skipped (`NearDuplicates` over the whole list)."""
-    check = NearDuplicates(threshold)
-    kept = [r for r in ranked if check.keeps(r.memory.content)]
-    return kept, check.skipped
-
-
 class NearDuplicates:
     """Asked in rank order, keeps a content unless its words nearly repeat one kept earlier
     (Jaccard ≥ threshold); counts the ones it skips. Asked one at a time, so a pack stops

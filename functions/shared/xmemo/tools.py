@@ -209,7 +209,7 @@ def diverse_pack(
     ones (`Pack` indexes them) and the near-duplicates skipped. The pack asks for the next
     candidate only while it has room, so the diversity check and the rendering of the ~100
     candidates a full pack never reaches are not done; what it packs and drops is what
-    `diverse` over the whole list, then `pack`, would give."""
+    the check over the whole list, then `pack`, would give."""
     near_duplicates = NearDuplicates(threshold)
     kept: list[Ranked] = []
 

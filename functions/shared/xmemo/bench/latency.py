@@ -78,12 +78,12 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
                 vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         batch = []
         for i, m in enumerate(chunk):
-            when = T0 + timedelta(seconds=lo + i)
+            when, holder = T0 + timedelta(seconds=lo + i), owner_of(lo + i, owner, tenants)
             batch.append(
                 Memory(
                     reference=new_reference(int(when.timestamp() * 1000)),
-                    type=m.type, content=m.content, location=m.location or m.bucket, bucket=m.bucket, owner=owner_of(lo + i, owner, tenants),
-                    project=m.project, tags=m.tags, boundary=boundary_of(owner_of(lo + i, owner, tenants), None, m.project),
+                    type=m.type, content=m.content, location=m.location or m.bucket, bucket=m.bucket, owner=holder,
+                    project=m.project, tags=m.tags, boundary=boundary_of(holder, None, m.project),
                     created_at=when, updated_at=when, content_sha256=tools.content_hash(m.content),
                     embedding=tuple(vecs[i].tolist()) if vecs is not None else None,
                 )

@@ -30,9 +30,9 @@ class HolderShares:
         self._seen_rowid = 0  # the largest rowid when the counts were read
         self._lock = threading.Lock()
 
-    def share(self, conn: sqlite3.Connection, holders) -> float:
-        """The holders' rows over the store's rows, 0..1 (1 for an empty store)."""
-        rowid = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+    def share(self, conn: sqlite3.Connection, holders, rowid: int) -> float:
+        """The holders' rows over the store's rows, 0..1 (1 for an empty store). `rowid`:
+        the store's largest, which tells how far it has grown since the counts were read."""
         with self._lock:
             if not self._counts or abs(rowid - self._seen_rowid) > DRIFT * max(self._seen_rowid, 1):
                 self._counts = self._count(conn)

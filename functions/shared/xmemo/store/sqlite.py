@@ -443,10 +443,11 @@ class SQLiteStore:
 
         def read(conn: sqlite3.Connection) -> None:
             if terms and lexical_k > 0:
-                share = self._shares.share(conn, rf.holders)
-                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k, share)
+                rows = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0  # the store's size, cheaply
+                share = self._shares.share(conn, rf.holders, rows)
+                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k, share, rows)
                 if ranked is None:
-                    kept = terms if strict else self._without_commonest(conn, terms)
+                    kept = terms if strict else self._without_commonest(conn, terms, rows)
                     ranked = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k, share)
                 out.lexical = ranked
             if vector is not None and semantic_k > 0 and not strict:
@@ -455,16 +456,13 @@ class SQLiteStore:
         self._run(read)
         return out
 
-    def _without_commonest(self, conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+    def _without_commonest(self, conn: sqlite3.Connection, terms: list[str], rows: int) -> list[str]:
         """An any-term query's terms less the commonest, while together they match more
         than `lexical_budget` rows: FTS5 scores every row that shares any term, so a
         term in a large share of a big store costs most of the time and adds the least
         (its IDF is low). Only terms in more than `COMMON_TERM` of the rows are left out,
         the rarest term always stays, and a small store is never pruned."""
-        if self._lexical_budget <= 0 or len(terms) < 2:
-            return terms
-        rows = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
-        if rows <= self._lexical_budget:
+        if self._lexical_budget <= 0 or len(terms) < 2 or rows <= self._lexical_budget:
             return terms
         if abs(rows - self._doc_freq_rows) > 0.1 * self._doc_freq_rows:  # frequencies drift slowly
             self._doc_freq, self._doc_freq_rows = {}, rows
@@ -477,16 +475,16 @@ class SQLiteStore:
             kept.pop()
         return [t for t in terms if t in kept]
 
-    def _ranked_by_index(self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float) -> list[Hit] | None:
+    def _ranked_by_index(
+        self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float, rows: int
+    ) -> list[Hit] | None:
         """The tolerant leg of a large store: candidates from the derived index (and the
         rows changed since its last commit), those the caller may see scored exactly as
         FTS5's bm25 (`textindex.bm25`), the k best, equal scores newest first. None
         when FTS5 must answer: a small store, no usable index, or a filter so narrow
         that `LEXICAL_WIDEST` candidates hold fewer than k visible matches. The first
         round is sized by the caller's `share` of the rows (`shares.first_round`)."""
-        if self._text_index_rows <= 0:
-            return None
-        if (conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0) <= self._text_index_rows:
+        if self._text_index_rows <= 0 or rows <= self._text_index_rows:
             return None
         lag = self._text.lagging(conn)
         if lag is None or len(lag) > LEXICAL_WIDEST:  # no index, or one far behind (its writer busy)
