@@ -236,6 +236,21 @@ class RetrievalSettings(_Group):
         description="Share of the best fused score in a memory's context group (its location: one conversation or "
         "document) that the memory gains, relative to the query's best; 0 ranks memories alone.",
     )
+    hub_weight: float = Field(
+        1.0,
+        ge=0,
+        description="How much a semantic hit loses for sitting near everything: this times the mean cosine of its "
+        "`hub_neighbours` nearest among the fetched hits (`retrieval.discount_hubs`); 0 ranks by cosine alone. "
+        "Chosen with `python -m xmemo.bench.locomo.replica --hubs`.",
+    )
+    hub_neighbours: int = Field(10, ge=1, le=100, description="Neighbours whose mean cosine measures a hit's hubness.")
+    hub_pool: int = Field(
+        4,
+        ge=1,
+        le=10,
+        description="The semantic leg fetches this many times its candidates, and keeps the best once hubs are "
+        "discounted (1: no wider fetch).",
+    )
     context_weight: float = Field(
         0.5,
         ge=0,

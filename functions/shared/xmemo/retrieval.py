@@ -10,7 +10,7 @@ from typing import Any
 from . import text
 from .config import RetrievalSettings
 from .models import Memory
-from .store.base import Candidates
+from .store.base import Candidates, Hit
 from .store.records import context_group
 
 
@@ -45,19 +45,45 @@ class Plan:
         }
 
 
+def discount_hubs(hits: list[Hit], keep: int, weight: float, neighbours: int) -> tuple[list[Hit], dict[str, float]]:
+    """The semantic leg's `keep` best hits once each is discounted by how close it sits to
+    everything: `weight` × the mean cosine of its `neighbours` nearest among the fetched
+    hits, and those discounted scores by reference. A hub (a generic turn, "That's great!",
+    near every query in embedding space) no longer crowds out a memory that is near this
+    query alone: the CSLS correction of cross-lingual word retrieval (Conneau et al., 2018),
+    with the fetched pool standing in for the store's neighbourhood. The raw cosines stay
+    on the hits, so the relevance floors (`xmemo.relevance`) judge what they judged
+    before. Hits without a vector, or `weight` 0, keep their order and scores."""
+    if weight <= 0 or len(hits) < 2 or any(h.vector is None for h in hits):
+        return hits[:keep], {h.memory.reference: h.score for h in hits[:keep]}
+    import numpy as np
+
+    vectors = np.asarray([h.vector for h in hits], dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    near = vectors @ vectors.T
+    np.fill_diagonal(near, -np.inf)
+    k = min(neighbours, len(hits) - 1)
+    hubness = np.partition(near, near.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+    discounted = [h.score - weight * float(x) for h, x in zip(hits, hubness)]
+    order = sorted(range(len(hits)), key=lambda i: -discounted[i])[:keep]  # stable: equal scores keep the store's order
+    return [hits[i] for i in order], {hits[i].memory.reference: discounted[i] for i in order}
+
+
 def fuse(
     cands: Candidates,
     settings: RetrievalSettings,
     baseline: float = 0.0,
     lexical_trusted: bool = True,
     floor: float | None = None,
+    semantic_scores: dict[str, float] | None = None,
 ) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
     evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
     to unrelated text, `xmemo.relevance`); a hit the lexical leg found counts on its own
     only when `lexical_trusted`. So unrelated memories are not returned, and a query
     about nothing stored gets nothing. `floor` replaces `semantic_floor` for this query
-    (`relevance.semantic_floor_for`)."""
+    (`relevance.semantic_floor_for`). `semantic_scores` (by reference) are what the
+    semantic leg's hits weigh in fusion instead of their cosines (`discount_hubs`)."""
     floor = settings.semantic_floor if floor is None else floor
     lift = {h.memory.reference: h.score - baseline for h in cands.semantic}
     lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -2.0) >= floor]
@@ -84,21 +110,23 @@ def fuse(
                 r.score += settings.semantic_weight / (k + r.semantic_rank)
     else:
         _add_scaled(by_ref, lexical, settings.lexical_weight)
-        _add_scaled(by_ref, cands.semantic, settings.semantic_weight)
+        _add_scaled(by_ref, cands.semantic, settings.semantic_weight, semantic_scores)
     return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
 
 
-def _add_scaled(by_ref: dict[str, Ranked], hits: list, weight: float) -> None:
-    """Min-max scaling of one leg's scores to 0..1 within this query's candidates, so BM25
-    (unbounded) and cosine (compressed near 0.8 for e5) weigh what their weights say."""
+def _add_scaled(by_ref: dict[str, Ranked], hits: list, weight: float, scores: dict[str, float] | None = None) -> None:
+    """Min-max scaling of one leg's scores (`scores` by reference, else the hits' own) to
+    0..1 within this query's candidates, so BM25 (unbounded) and cosine (compressed near
+    0.8 for e5) weigh what their weights say."""
     if not hits:
         return
-    top, low = max(h.score for h in hits), min(h.score for h in hits)
+    values = [h.score if scores is None else scores[h.memory.reference] for h in hits]
+    top, low = max(values), min(values)
     span = top - low
-    for h in hits:
+    for h, value in zip(hits, values):
         r = by_ref.get(h.memory.reference)
         if r is not None:
-            r.score += weight * ((h.score - low) / span if span > 0 else 1.0)
+            r.score += weight * ((value - low) / span if span > 0 else 1.0)
 
 
 def boost_groups(ranked: list[Ranked], weight: float) -> list[Ranked]:

@@ -44,7 +44,7 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import NearDuplicates, Plan, Ranked, boost_groups, fuse, lexical_only
+from .retrieval import NearDuplicates, Plan, Ranked, boost_groups, discount_hubs, fuse, lexical_only
 from .services import Services
 
 
@@ -136,16 +136,16 @@ def _read_filter(svc: Services, principal: Principal, inp: Any):
 
 def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) -> tuple[list[Ranked], Plan]:
     """The tolerant retrieval `recall` and `recall_context` share: both legs, fused, and
-    nothing when nothing is relevant enough (`xmemo.relevance`). Each leg fetches its
-    setting's number of candidates, or `wanted` if more (a large pack)."""
+    nothing when nothing is relevant enough (`xmemo.relevance`). Each leg keeps its
+    setting's number of candidates, or `wanted` if more (a large pack); the semantic leg
+    fetches `hub_pool` times that and keeps the best once hubs are discounted."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.retrieval
     vector = query_vector(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else None
-    cands = svc.store.search(
-        inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=max(s.semantic_candidates, wanted),
-        strict=False,
-    )
+    semantic_k = max(s.semantic_candidates, wanted)
+    pool = semantic_k * s.hub_pool if s.hub_weight > 0 else semantic_k
+    cands = svc.store.search(inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=pool, strict=False)
     base = relevance.baseline(svc.embedder, vector) if vector is not None else 0.0
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
     every_term = False
@@ -154,12 +154,17 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     crowded = len(cands.semantic) >= s.semantic_candidates
     floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    ranked = boost_groups(fuse(cands, s, base, lexical_trusted=trusted, floor=floor), s.group_weight)
+    fetched = len(cands.semantic)
+    cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
+    fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores)
+    ranked = boost_groups(fused, s.group_weight)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
             "embedder": svc.embedder.name if svc.embedder is not None else "none",
             "candidates": len(cands.semantic),
+            "fetched": fetched,
+            "hub_discount": {"weight": s.hub_weight, "neighbours": s.hub_neighbours},
             "floor": floor,
             "words_known": bool(cands.lexical),
             "baseline": round(base, 4),

@@ -17,6 +17,7 @@ from ..models import Memory
 class Hit:
     memory: Memory
     score: float
+    vector: Sequence[float] | None = None  # a semantic hit's stored unit vector, when the store has it
 
 
 @dataclass

@@ -547,7 +547,8 @@ class SQLiteStore:
     def _nearest(self, conn: sqlite3.Connection, vector: np.ndarray, rf: ReadFilter, k: int) -> list[Hit]:
         """Nearest neighbours among the caller's holders (`VectorIndex`), then the full
         filter checked in SQL; widens the candidate set until k survive or none are left.
-        Every returned score is the exact cosine of the stored float32 vector."""
+        Every returned score is the exact cosine of the stored float32 vector, which the
+        hit carries (`retrieval.discount_hubs` compares the hits with each other)."""
         self._vectors.refresh(conn)
         where, params = where_clause(rf)
         want = k * 2 + 8
@@ -567,11 +568,11 @@ class SQLiteStore:
                 rows = conn.execute(f"SELECT {_COLUMNS}, embedding FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)
                 hits = []
                 for r in rows:
-                    memory = _row_to_memory(r)
-                    score = known[r["rowid"]] if exact else float(np.frombuffer(r["embedding"], dtype=np.float32) @ vector)
-                    hits.append((score, r["rowid"], memory))
+                    stored = np.frombuffer(r["embedding"], dtype=np.float32)
+                    score = known[r["rowid"]] if exact else float(stored @ vector)
+                    hits.append((score, r["rowid"], _row_to_memory(r), stored))
                 hits.sort(key=lambda h: (-h[0], -h[1]))
-                return [Hit(m, s) for s, _, m in hits]
+                return [Hit(m, s, v) for s, _, m, v in hits]
             want *= 4
 
     def count(self) -> int:
