@@ -54,7 +54,7 @@ def test_a_store_opened_with_embedder_a_then_b(osmem_clone, clock, b_name, b_dim
     a = services(osmem_clone.url, clock, Constant("model-a", 4, 0.5))
     tools.remember(a, ALICE, RememberInput(content="Ann: the ferry leaves at nine", location="chat/1"))
     tools.remember(a, ALICE, RememberInput(content="Bo: then we take the tram", location="chat/1"))
-    assert alias_targets(a.store.client, "xmemo-memories") == ["xmemo-memories-v5-model-a-4"]
+    assert alias_targets(a.store.client, "xmemo-memories") == ["xmemo-memories-v6-model-a-4"]
     assert set(map(tuple, vectors(a).values())) == {(0.5,) * 4}
 
     b_embedder = Constant(b_name, b_dimension, 0.25)
@@ -68,11 +68,11 @@ def test_a_store_opened_with_embedder_a_then_b(osmem_clone, clock, b_name, b_dim
 
     with pytest.raises(RuntimeError, match="run `xmemo opensearch migrate`"):
         migrate(b.store.client, b.store.plan)  # this process cannot embed: refused
-    assert alias_targets(b.store.client, "xmemo-memories") == ["xmemo-memories-v5-model-a-4"]
+    assert alias_targets(b.store.client, "xmemo-memories") == ["xmemo-memories-v6-model-a-4"]
 
     b.store.plan.embed = lambda texts: b_embedder.embed_passages(texts).tolist()
     moved = migrate(b.store.client, b.store.plan)
-    target = f"xmemo-memories-v5-{b_name}-{b_dimension}"
+    target = f"xmemo-memories-v6-{b_name}-{b_dimension}"
     assert (moved["to"], moved["copied"], moved["re_embedded"]) == (target, 3, True)
     assert alias_targets(b.store.client, "xmemo-memories") == [target]
     assert set(map(tuple, vectors(b).values())) == {(0.25,) * b_dimension}  # every memory re-embedded with B

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from xmemo.auth import ReadFilter
 from xmemo.errors import InvalidRequest
@@ -110,6 +112,16 @@ def test_knn_body_puts_the_visibility_filter_inside_the_knn_clause():
         "knn": {"embedding": {"vector": [0.1, 0.2], "k": 7, "filter": {"bool": {"filter": q.visibility_filter(rf())}}}}
     }
     assert "post_filter" not in body
+    # the hits bring their packed vectors back (the hub discount compares them), not the long JSON arrays
+    assert "vector_bytes" not in body["_source"]["excludes"] and {"embedding", "terms"} <= set(body["_source"]["excludes"])
+
+
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), max_size=400))
+def test_a_packed_vector_unpacks_to_the_same_float32_values(values):
+    packed = q.packed_vector(values)
+    assert packed.isascii() and len(packed) <= 4 * (4 * len(values) + 2) // 3 + 4
+    assert list(q.unpacked_vector(packed) or []) == values
+    assert q.unpacked_vector(None) is None and q.unpacked_vector("") is None
 
 
 def test_msearch_pairs_a_header_with_each_body():
@@ -146,6 +158,7 @@ def test_document_round_trip_and_slot_ids():
     assert doc["terms"] == "default x hello default x hello"  # its own terms twice, no neighbours yet (weight 0.5)
     assert q.to_document(m, 0.25)["terms"] == " ".join(["default x hello"] * 4)
     assert q.from_document(doc) == m.model_copy(update={"embedding": None})  # vectors stay in the index
+    assert list(q.unpacked_vector(doc["vector_bytes"])) == [0.5, 0.5]  # mapping v6: the packed copy
     assert q.slot_id(m) == q.slot_id(memory(reference="mem_B"))  # a retry lands on the same slot
     assert q.slot_id(m) != q.slot_id(memory(bucket="ops"))
     assert q.slot_id(m) != q.slot_id(memory(temporary=True))
@@ -166,6 +179,7 @@ def test_mapping_has_keywords_for_filters_and_a_vector_sized_by_the_embedder():
     assert props["context"] == {"type": "text", "index": False}
     assert props["length"] == {"type": "integer"}  # FTS5's row length, summed for `rescore` (mapping v5)
     assert "embedding" not in mappings(None)["properties"]
+    assert props["vector_bytes"] == {"type": "binary"} and "vector_bytes" not in mappings(None)["properties"]  # v6
     assert index_body(None)["settings"]["index"]["knn"] is False
     assert "number_of_shards" not in index_body(256, serverless=True)["settings"]["index"]
     assert index_body(256)["settings"]["index"]["number_of_replicas"] == 1

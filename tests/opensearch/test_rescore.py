@@ -101,7 +101,7 @@ def test_statistics_count_every_holder_and_ranking_changes_only_the_callers_orde
 
 def test_a_v4_index_ranks_by_the_cluster_until_migrate_records_lengths(osmem_clone, clock, tmp_path, caplog):
     """An index without `length` (mapping v4) takes writes and ranks by the cluster's BM25
-    with one warning; `migrate` moves it to v5, computes every document's length, and the
+    with one warning; `migrate` moves it to the current version, computes every document's length, and the
     store then ranks as SQLite does."""
     client = OpenSearch(hosts=[osmem_clone.url])
     old = index_body(None)
@@ -118,6 +118,6 @@ def test_a_v4_index_ranks_by_the_cluster_until_migrate_records_lengths(osmem_clo
     assert [c for c, _ in before] != [c for c, _ in want]  # the cluster's order
     assert "length" not in client.search(index="xmemo-memories", body={"query": {"match_all": {}}})["hits"]["hits"][0]["_source"]
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
-    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v4", "xmemo-memories-v5", len(MEMORIES))
+    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v4", "xmemo-memories-v6", len(MEMORIES))
     assert_same_ranking(ranked(opensearch_store(osmem_clone.url), rf, refs, "garden", False), want)
     lite.close()

@@ -101,7 +101,7 @@ def _entry(hit: dict[str, Any]) -> tuple[str, str, str]:
 
 
 # -- rebuilding every context ---------------------------------------------------------------
-REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content", "text")
+REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content", "text", "embedding")
 
 
 def _in_group_order(search: Callable[[dict[str, Any]], list[dict[str, Any]]], page: int) -> Iterator[dict[str, Any]]:
@@ -142,8 +142,8 @@ def rebuild(
     context_weight: float = 0.5,
 ) -> int:
     """Recompute every document's `ranked_fields` (from its search text and the context; an
-    index copied from mapping v1/v2 has none, v3 no words, v4 no length) and, with `embed`, its
-    vector in `index`; the number of documents updated. `search` runs a `_search` body on `index` and returns
+    index copied from mapping v1/v2 has none, v3 no words, v4 no length), its packed vector
+    (none before v6) and, with `embed`, its vector in `index`; the number of documents updated. `search` runs a `_search` body on `index` and returns
     its hits; `bulk` sends `_bulk` lines and returns the answer."""
     done = 0
     stream = with_neighbours(_in_group_order(search, page))
@@ -154,6 +154,9 @@ def rebuild(
             doc = ranked_fields(hit["_source"].get("text", ""), ctx, context_weight)
             if vectors is not None:
                 doc["embedding"] = [float(x) for x in vectors[i]]
+            vector = doc.get("embedding", hit["_source"].get("embedding"))
+            if vector:  # an index copied from before v6 has no packed vector
+                doc["vector_bytes"] = q.packed_vector(vector)
             lines += [{"update": {"_index": index, "_id": hit["_id"]}}, {"doc": doc}]
         failed = [item for item in bulk(lines)["items"] if item["update"].get("status", 500) >= 300]
         if failed:

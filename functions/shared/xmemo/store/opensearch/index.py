@@ -23,14 +23,17 @@ standard tokenizer keeps `caroline's`, `3.5` and `u.s.a` as one token each, and 
 for `Caroline` did not find `Caroline's`. `text` stays for indices before v4.
 v5: `length`, the tokens the SQLite store's FTS5 row of the memory holds (words, stems,
 context: `records.row_length`), so the store can score its lexical candidates with FTS5's
-`bm25()` (`rescore`): its mean over the index is one `sum` aggregation away."""
+`bm25()` (`rescore`): its mean over the index is one `sum` aggregation away.
+v6: `vector_bytes`, the memory's vector packed as base64 float32 (`queries.packed_vector`),
+returned with the semantic leg's hits so the store can discount hubs as the embedded store
+does (`retrieval.discount_hubs`); the `embedding` array as JSON is about 4× longer."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-MAPPING_VERSION = 5
+MAPPING_VERSION = 6
 
 # French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
 # rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
@@ -105,6 +108,7 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
                 "parameters": {"ef_construction": 128, "m": 16},
             },
         }
+        props["vector_bytes"] = {"type": "binary"}  # stored in `_source`, never indexed (v6)
     meta: dict[str, Any] = {"xmemo_mapping_version": MAPPING_VERSION}
     if dimension:
         meta.update({"xmemo_embedder": embedder or "unnamed", "xmemo_dimension": int(dimension)})

@@ -54,6 +54,7 @@ class OpenSearchStore:
         self.ranked = True  # off when the index predates the ranked `terms` field (mapping v3)
         self.worded = True  # off when the index predates the strict `words` field (mapping v4)
         self.lengths = True  # off when the index predates the row `length` (mapping v5): no FTS5 re-scoring
+        self.packed = True  # off when the index predates `vector_bytes` (mapping v6): no hub discount
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
@@ -143,6 +144,12 @@ class OpenSearchStore:
                 "the index has no split-words field (mapping v%s): search_memory matches the cluster's tokens "
                 "(`caroline's` is one), not the embedded store's words; run `xmemo opensearch migrate`", version,
             )
+        if "embedding" in props and "vector_bytes" not in props:
+            self.packed = False
+            log.warning(
+                "the index has no packed-vector field (mapping v%s): the semantic leg runs without the hub discount, "
+                "not as the embedded store ranks; run `xmemo opensearch migrate`", version,
+            )
         if "length" not in props:
             self.lengths = False
             log.warning(
@@ -196,12 +203,14 @@ class OpenSearchStore:
         doc = self._known(q.to_document(memory, self.context_weight))
         if not self.knn:
             doc.pop("embedding", None)
+            doc.pop("vector_bytes", None)
         return doc
 
     def _known(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`fields` less the derived ones the index's mapping lacks (`dynamic: strict` would
-        refuse the write): `terms` before mapping v3, `words` before v4, `length` before v5."""
-        missing = {"terms": not self.ranked, "words": not self.worded, "length": not self.lengths}
+        refuse the write): `terms` before mapping v3, `words` before v4, `length` before v5,
+        `vector_bytes` before v6."""
+        missing = {"terms": not self.ranked, "words": not self.worded, "length": not self.lengths, "vector_bytes": not self.packed}
         return {k: v for k, v in fields.items() if not missing.get(k)}
 
     def _params(self) -> dict[str, Any]:
@@ -491,7 +500,8 @@ class OpenSearchStore:
                 self._semantic_off(f"the cluster refused the k-NN query ({_error_kind(answer)})")
             else:
                 out.semantic = [
-                    Hit(q.from_document(h["_source"]), q.cosine_from_knn_score(float(h["_score"]))) for h in answer["hits"]["hits"]
+                    Hit(q.from_document(h["_source"]), q.cosine_from_knn_score(float(h["_score"])), q.unpacked_vector(h["_source"].get("vector_bytes")))
+                    for h in answer["hits"]["hits"]
                 ]
         return self._with_reason(out, wants_semantic)
 
