@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
 from urllib.parse import urlparse
 
 
@@ -29,6 +30,8 @@ class FaultProxy:
         self.jitter = 0.0  # plus up to this much, uniformly
         self.lose_responses = 0  # forward, then stall the answer this many times
         self.stall = 0.0
+        # answers some requests itself: (method, path, body) -> (status, JSON bytes), or None to forward
+        self.answer: Callable[[str, str, bytes | None], tuple[int, bytes] | None] | None = None
         self.seen: list[tuple[str, str, dict[str, str]]] = []
         self.lock = threading.Lock()
         self.inflight = 0  # requests between arrival and answer
@@ -91,6 +94,9 @@ class FaultProxy:
                     return self._reply(fail, payload, {"Content-Type": "application/json", **proxy.fail_headers})
                 if pause:
                     time.sleep(pause)
+                answered = proxy.answer(self.command, self.path, body) if proxy.answer else None
+                if answered is not None:
+                    return self._reply(answered[0], answered[1], {"Content-Type": "application/json"})
                 conn = http.client.HTTPConnection(*proxy.upstream, timeout=30)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
                 conn.request(self.command, self.path, body=body, headers=headers)

@@ -2,8 +2,8 @@
 `opensearch` (a fresh clone of a session-wide osmem-server on 127.0.0.1, pinned in
 pyproject; or a real cluster when XMEMO_TEST_OPENSEARCH_URL is set, one alias per test).
 
-Tests marked `knn` need k-NN search: they run on SQLite and a real cluster, and are
-skipped on osmem-server, which has no k-NN."""
+Tests marked `knn` need k-NN search: on a real cluster they use its own; osmem-server has
+none, so there they run through the exact k-NN of `tests/knn_emulation.py`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.faultproxy import FaultProxy
+from tests.knn_emulation import with_knn
 from xmemo.config import Settings
 from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore
@@ -23,24 +25,24 @@ REAL_URL = os.environ.get("XMEMO_TEST_OPENSEARCH_URL")
 
 @pytest.fixture(params=["sqlite", pytest.param("opensearch", marks=pytest.mark.integration)])
 def store_kind(request) -> str:
-    if request.param == "opensearch" and request.node.get_closest_marker("knn") and not REAL_URL:
-        pytest.skip("osmem-server has no k-NN search; set XMEMO_TEST_OPENSEARCH_URL to run on a real cluster")
     return request.param
 
 
-def opensearch_settings(url: str, embedder: str = "none", **extra) -> Settings:
+def opensearch_settings(url: str, embedder: str = "none", knn: bool = bool(REAL_URL), **extra) -> Settings:
     alias = f"xmemo-test-{uuid.uuid4().hex[:8]}" if REAL_URL else "xmemo-memories"
-    return Settings(
-        store="opensearch", opensearch_url=url, opensearch_alias=alias, opensearch_knn=bool(REAL_URL), embedder=embedder, **extra
-    )
+    return Settings(store="opensearch", opensearch_url=url, opensearch_alias=alias, opensearch_knn=knn, embedder=embedder, **extra)
 
 
 def _make_store(kind: str, request, tmp_path: Path, embedder: str):
     if kind == "sqlite":
         settings = Settings(data_dir=tmp_path, embedder=embedder)
         return settings, SQLiteStore(tmp_path / "xmemo.sqlite3")
-    url = REAL_URL or request.getfixturevalue("osmem_clone").url
-    settings = opensearch_settings(url, embedder)
+    emulated = request.node.get_closest_marker("knn") is not None and not REAL_URL
+    if emulated:
+        proxy = with_knn(FaultProxy(request.getfixturevalue("osmem_clone").url))
+        request.addfinalizer(proxy.close)
+    url = REAL_URL or (proxy.url if emulated else request.getfixturevalue("osmem_clone").url)
+    settings = opensearch_settings(url, embedder, knn=bool(REAL_URL) or emulated)
     return settings, OpenSearchStore.from_settings(settings)
 
 
