@@ -216,7 +216,7 @@ def test_the_sparse_rows_at_weight_zero_are_recalls_ranking(locomo_file: Path, t
     questions = replica.collect(locomo_file, tmp_path / "vc")
     replica5.attach(questions, replica5.SparseCache(tmp_path / "sparse.npz"))
     for q in questions:
-        kept = replica.ranked(replica.fused(q))
+        kept = replica.ranked(replica.fused(q, settings=replica5.SETTINGS))
         for cosine in (False, True):
             assert replica5.third_leg(q, 0.0, cosine) == kept
             assert replica5.reranked(q, 0.0, cosine) == kept

