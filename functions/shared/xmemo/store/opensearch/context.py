@@ -143,8 +143,9 @@ def rebuild(
 ) -> int:
     """Recompute every document's `ranked_fields` (from its search text and the context; an
     index copied from mapping v1/v2 has none, v3 no words, v4 no length), its packed vector
-    (none before v6) and, with `embed`, its vector in `index`; the number of documents updated. `search` runs a `_search` body on `index` and returns
-    its hits; `bulk` sends `_bulk` lines and returns the answer."""
+    (none before v6) and, with `embed`, its vector in `index`; the number of documents
+    updated. `search` runs a `_search` body on `index` and returns its hits; `bulk` sends
+    `_bulk` lines and returns the answer."""
     done = 0
     stream = with_neighbours(_in_group_order(search, page))
     while batch := list(itertools.islice(stream, page)):
