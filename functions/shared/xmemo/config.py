@@ -228,7 +228,7 @@ class RetrievalSettings(_Group):
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
     semantic_weight: float = Field(
-        0.5, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m xmemo.bench.locomo.replica`)."
+        0.7, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m xmemo.bench.locomo.replica --grid`)."
     )
     group_weight: float = Field(
         0.5,

@@ -342,8 +342,11 @@ def centred_cosines(q: dict) -> np.ndarray:
 
 
 IDEAS = {
-    "replica of recall (min-max, context column 0.5, semantic weight 0.5, group weight 0.5, hub weight 1)": lambda q: ranked(fused(q)),
-    "before the sixth round (hub weight 0)": lambda q: ranked(fused(q, settings=SETTINGS.model_copy(update={"hub_weight": 0.0}))),
+    "replica of recall (min-max, context column 0.5, semantic weight 0.7, group weight 0.5, hub weight 1)": lambda q: ranked(fused(q)),
+    "hub weight 1 with the third round's semantic weight 0.5": lambda q: ranked(fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 0.5}))),
+    "before the sixth round (semantic weight 0.5, hub weight 0)": lambda q: ranked(
+        fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 0.5, "hub_weight": 0.0}))
+    ),
     "before the third round (semantic weight 1, group weight 0, hub weight 0)": lambda q: ranked(
         fused(q, settings=SETTINGS.model_copy(update={"semantic_weight": 1.0, "group_weight": 0.0, "hub_weight": 0.0}))
     ),
