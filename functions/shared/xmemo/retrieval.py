@@ -56,17 +56,23 @@ def discount_hubs(hits: list[Hit], keep: int, weight: float, neighbours: int) ->
     before. Hits without a vector, or `weight` 0, keep their order and scores."""
     if weight <= 0 or len(hits) < 2 or any(h.vector is None for h in hits):
         return hits[:keep], {h.memory.reference: h.score for h in hits[:keep]}
-    import numpy as np
-
-    vectors = np.asarray([h.vector for h in hits], dtype=np.float32)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    near = vectors @ vectors.T
-    np.fill_diagonal(near, -np.inf)
-    k = min(neighbours, len(hits) - 1)
-    hubness = np.partition(near, near.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
-    discounted = [h.score - weight * float(x) for h, x in zip(hits, hubness)]
+    near = hubness([h.vector for h in hits], neighbours)
+    discounted = [h.score - weight * float(x) for h, x in zip(hits, near)]
     order = sorted(range(len(hits)), key=lambda i: -discounted[i])[:keep]  # stable: equal scores keep the store's order
     return [hits[i] for i in order], {hits[i].memory.reference: discounted[i] for i in order}
+
+
+def hubness(vectors: Any, neighbours: int) -> Any:
+    """Each vector's mean cosine to its `neighbours` nearest among the others (at least two
+    vectors): how close it sits to everything around it."""
+    import numpy as np
+
+    unit = np.asarray(vectors, dtype=np.float32)
+    unit = unit / np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-12)
+    near = unit @ unit.T
+    np.fill_diagonal(near, -np.inf)
+    k = min(neighbours, len(unit) - 1)
+    return np.partition(near, near.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
 
 
 def fuse(

@@ -22,7 +22,7 @@ import numpy as np
 from ... import relevance
 from ...config import RetrievalSettings, Settings
 from ...embedding import make_embedder
-from ...retrieval import boost_groups, discount_hubs, fuse
+from ...retrieval import boost_groups, discount_hubs, fuse, hubness
 from ...store.base import Candidates, Hit
 from ...tools import _read_filter
 from . import data
@@ -292,13 +292,6 @@ def ranked_by(q: dict, adjusted: np.ndarray) -> list[int]:
     return ranked({row[r.memory.reference]: r.score for r in ranking})
 
 
-def mean_nearest(S: np.ndarray, k: int) -> np.ndarray:
-    """Each row's mean of its k largest entries, the diagonal left out (a square S)."""
-    S = S.copy()
-    np.fill_diagonal(S, -np.inf)
-    return np.partition(S, S.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
-
-
 _HUBNESS: dict = {}
 
 
@@ -306,7 +299,7 @@ def store_hubness(q: dict, k: int) -> np.ndarray:
     """Each turn's mean cosine to its k nearest turns of the whole conversation's store."""
     key = ("store", id(q["M"]), k)
     if key not in _HUBNESS:
-        _HUBNESS[key] = mean_nearest(q["M"] @ q["M"].T, k)
+        _HUBNESS[key] = hubness(q["M"], k)
     return _HUBNESS[key]
 
 
@@ -315,7 +308,7 @@ def union_hubness(questions: list[dict], k: int) -> None:
     with many conversations), stored on each question as `q["union", k]`."""
     blocks = {q["conversation"]: q["M"] for q in questions}
     U = np.concatenate(list(blocks.values()))
-    h, start = mean_nearest(U @ U.T, k), 0
+    h, start = hubness(U, k), 0
     spans = {}
     for c, M in blocks.items():
         spans[c] = (start, start + len(M))
@@ -393,6 +386,7 @@ HUB_IDEAS = {
         for w in (0.5, 1.0)
     },
     "mean-centred vectors (the conversation's mean taken out)": lambda q: ranked_by(q, centred_cosines(q)),
+    "lexical leg alone (BM25, context column included)": lambda q: [i for i, _ in q["lex"]],
     "dense leg alone (cosine)": lambda q: list(np.argsort(-(q["M"] @ q["vector"]), kind="stable")),
     "dense leg alone, hubness over the conversation's whole store, k 10, weight 1": lambda q: list(
         np.argsort(-(q["M"] @ q["vector"] - store_hubness(q, 10)), kind="stable")

@@ -58,8 +58,8 @@ def to_document(memory: Memory, context_weight: float = 0.5) -> dict[str, Any]:
 
 def packed_vector(vector: Sequence[float]) -> str:
     """The vector as base64 of little-endian float32 (mapping v6's `vector_bytes`): what the
-    semantic leg's hits bring back for the hub discount. The `embedding` array as JSON is
-    about 4× longer, and decoding 240 of them took ~29 ms (ad hoc, not saved)."""
+    semantic leg's hits bring back for the hub discount, about 4× shorter than the
+    `embedding` array as JSON and decoded in one call instead of number by number."""
     values = array("f", (float(x) for x in vector))
     if sys.byteorder != "little":
         values.byteswap()
