@@ -119,6 +119,22 @@ def test_recall_fetches_a_wider_pool_and_reports_the_discount(semantic_services)
     assert tools.recall(off, ALICE, RecallInput(query="which build passed")).retrieval_plan["semantic"]["fetched"] == 60
 
 
+@pytest.mark.embedder
+def test_a_large_pack_discounts_over_a_pool_of_its_own_wider_candidates(semantic_services):
+    """`recall_context` shares `recall`'s discount, over `hub_pool` x the pack's wider
+    candidates (twice `max_items` per leg): 130 memories, a 50-item pack keeps 100 of all 130."""
+    from xmemo.models import ContextInput
+
+    svc = semantic_services
+    for i in range(130):
+        tools.remember(svc, ALICE, RememberInput(content=f"Note {i}: the deploy of region {i} finished after {i % 9} retries."))
+    ask = ContextInput(query="which deploy finished", max_items=50, max_tokens=4000)
+    plan = tools.recall_context(svc, ALICE, ask).retrieval_plan["semantic"]
+    assert plan["fetched"] == 130 and plan["candidates"] == 100 and plan["hub_discount"]["weight"] == svc.retrieval.hub_weight
+    off = svc.__class__(svc.settings.model_copy(update={"hub_weight": 0.0}), svc.store, svc.embedder, svc.clock)
+    assert tools.recall_context(off, ALICE, ask).retrieval_plan["semantic"]["fetched"] == 100
+
+
 def test_the_sqlite_store_hands_each_semantic_hit_its_stored_vector(tmp_path):
     from xmemo.auth import ReadFilter
     from xmemo.store.sqlite import SQLiteStore

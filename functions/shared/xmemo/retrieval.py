@@ -97,7 +97,6 @@ def fuse(
     for rank, hit in enumerate(lexical, 1):
         r = by_ref.setdefault(hit.memory.reference, Ranked(hit.memory, 0.0))
         r.lexical_rank = rank
-    semantic = []
     for rank, hit in enumerate(cands.semantic, 1):
         r = by_ref.get(hit.memory.reference)
         if r is None:
@@ -106,7 +105,6 @@ def fuse(
             r = by_ref[hit.memory.reference] = Ranked(hit.memory, 0.0)
         r.semantic_rank = rank
         r.cosine = hit.score
-        semantic.append(hit)
     if settings.fusion == "rrf":
         k = settings.rrf_k
         for r in by_ref.values():
