@@ -222,3 +222,62 @@ def test_the_sparse_rows_at_weight_zero_are_recalls_ranking(locomo_file: Path, t
             assert replica5.reranked(q, 0.0, cosine) == kept
             assert replica5.source_only(q, 0, cosine) == kept
         assert replica5.sparse_scores(q, False).shape == (len(q["memories"]),)
+
+
+def test_the_seventh_round_replica_rebuilds_recalls_ranking_and_runs(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
+    """`python -m xmemo.bench.locomo.replica7`: its own fusion (`ranking`) with the default
+    variant is `recall`'s whole ranking, so every other row differs by its idea alone; a
+    lexical candidate's pool score under min-max over the kept hits adds nothing (the
+    union row equals the first); the command prints its check, its rows and the rule."""
+    from xmemo.bench.locomo import replica, replica7
+
+    questions = replica.collect(locomo_file, tmp_path / "vc")
+    for q in questions:
+        assert replica7.ranking(q, replica7.Variant()) == replica.ranked(replica.fused(q))
+        assert replica7.ranking(q, replica7.Variant(union=True)) == replica7.ranking(q, replica7.Variant())
+        assert replica7.ranking(q, replica7.Variant(measure="none")) == replica.ranked(
+            replica.fused(q, settings=replica.SETTINGS.model_copy(update={"hub_weight": 0.0}))
+        )
+    monkeypatch.setattr("sys.argv", ["replica7", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--words"])
+    replica7.main()
+    out = capsys.readouterr().out
+    assert f"on {len(questions)} of {len(questions)} questions" in out
+    first = next(line for line in out.splitlines() if line.startswith("| kept: CSLS"))
+    assert first.split(" | ")[1] == "1.0000"
+    assert "| model word vectors: each question word's 2 nearest store words, leg weight 0.2 |" in out
+    assert "the halves agree" in out or "the halves DISAGREE" in out
+
+
+def _captioned(tmp_path: Path) -> Path:
+    """A conversation whose one answer is in a shared image's caption, not in the turn's text."""
+    sample = _sample("conv-c", "parrot")
+    sample["conversation"]["session_2"].append(
+        {"speaker": "Bo", "dia_id": "D2:4", "text": "Look at this!", "img_url": ["https://example.org/k.jpg"],
+         "blip_caption": "a photo of a red kayak on a river"}
+    )
+    sample["qa"] = [{"question": "What colour is Bo's kayak?", "answer": "red", "evidence": ["D2:4"], "category": 4}]
+    path = tmp_path / "captioned.json"
+    path.write_text(json.dumps([sample]))
+    return path
+
+
+def test_captions_follow_the_turn_as_locomo_renders_them_only_when_asked(tmp_path: Path):
+    from xmemo.bench.locomo import data
+
+    path = _captioned(tmp_path)
+    text_only, captioned = ({t.dia_id: t.content for t in data.load(path, c)[0].turns} for c in (False, True))
+    assert text_only["D2:4"] == "Bo: Look at this!"
+    assert captioned["D2:4"] == "Bo: Look at this! [shares a photo of a red kayak on a river]"
+    assert {k: v for k, v in captioned.items() if k != "D2:4"} == {k: v for k, v in text_only.items() if k != "D2:4"}
+
+
+def test_bench_with_captions_finds_an_answer_only_the_caption_holds(tmp_path: Path, capsys):
+    path = _captioned(tmp_path)
+    figures = {}
+    for flag in ([], ["--captions"]):
+        out = tmp_path / f"out{len(flag)}"
+        printed = _run(["--data", str(path), "--out", str(out), "--embedder", "none", "--multilingual", str(tmp_path / "absent.json"), *flag], capsys)
+        report = json.loads((out / "report.json").read_text())
+        assert report["run"]["captions"] is bool(flag) and ("with image captions" in printed) is bool(flag)
+        figures[bool(flag)] = report["systems"]["xmemo"]["recall@1"]
+    assert figures == {False: 0.0, True: 1.0}

@@ -49,6 +49,11 @@ def register(sub) -> None:
         help="with --sweep, small stores (one per file) whose questions the chosen floors must still answer "
         "(default: %(default)s)",
     )
+    p.add_argument(
+        "--captions", action="store_true",
+        help="store each shared image's caption with its turn, as LoCoMo's own retrieval evaluation does "
+        "(default: the turn's text only, the series docs/retrieval-quality.md reports)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--store", choices=["sqlite", "opensearch"], default="sqlite", help="the store under test (default: sqlite)")
     p.add_argument(
@@ -64,7 +69,7 @@ PARITY_TARGET = 0.03  # |OpenSearch - SQLite| lexical-only recall@10 (issue 13)
 def run(args: argparse.Namespace) -> int:
     settings = Settings(**({"embedder": args.embedder} if args.embedder else {}))
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
-    conversations = data.load(args.data)[: args.conversations]
+    conversations = data.load(args.data, args.captions)[: args.conversations]
     with ExitStack() as stack:
         store = url = None
         label = "sqlite (embedded)"
@@ -103,6 +108,7 @@ def measure(args, conversations, settings: Settings, embedder, store, label: str
         "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
         "run": {
             "data": str(args.data),
+            "captions": args.captions,
             "conversations": len(conversations),
             "turns": outcome.turns,
             "embedder": settings.embedder,

