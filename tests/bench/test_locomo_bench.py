@@ -269,6 +269,8 @@ def test_captions_follow_the_turn_as_locomo_renders_them_only_when_asked(tmp_pat
     assert text_only["D2:4"] == "Bo: Look at this!"
     assert captioned["D2:4"] == "Bo: Look at this! [shares a photo of a red kayak on a river]"
     assert {k: v for k, v in captioned.items() if k != "D2:4"} == {k: v for k, v in text_only.items() if k != "D2:4"}
+    # a caption whose image URL the file left out still stands in for the image
+    assert data.turn_content({"speaker": "Bo", "text": "Hi", "blip_caption": "a photo of a cat"}, True) == "Bo: Hi [shares a photo of a cat]"
 
 
 def test_bench_with_captions_finds_an_answer_only_the_caption_holds(tmp_path: Path, capsys):

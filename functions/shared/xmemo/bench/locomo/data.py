@@ -65,9 +65,10 @@ def _evidence(raw) -> tuple[str, ...]:
 def turn_content(turn: dict, captions: bool = False) -> str:
     """`speaker: text`; with `captions`, a shared image's caption follows as LoCoMo's own
     retrieval evaluation renders it (`[shares a photo of ...]`, snap-research/locomo
-    task_eval/dpr_qa.py): 758 of the dev split's 3,435 turns carry one."""
+    task_eval/dpr_qa.py): 758 of the dev split's 3,435 turns carry one (222 of them
+    without the image's URL, which the caption stands in for anyway)."""
     content = f"{turn['speaker']}: {turn['text']}"
-    if captions and turn.get("img_url") and turn.get("blip_caption"):
+    if captions and turn.get("blip_caption"):
         content += f" [shares {turn['blip_caption']}]"
     return content
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,10 +191,18 @@ class ModelWords:
         return out
 
 
-def print_word_pairs(words: ModelWords) -> None:
+def print_word_pairs(words: ModelWords, cache: VectorCache, questions: list[dict], timed: int = 200) -> None:
     """Where the fourth round's class → member pairs land among all the split's words, by
-    CSLS to the class word, with the class word's nearest eight (itself included)."""
+    CSLS to the class word, with the class word's nearest eight (itself included); and what
+    one word's embedding costs (the first `timed` words, embedded afresh, one at a time)."""
     vocabulary = list(words.row)
+    start = time.perf_counter()
+    for w in vocabulary[:timed]:
+        cache.inner.embed_query(w)
+    per_word = (time.perf_counter() - start) / min(timed, len(vocabulary)) * 1000
+    print(f"\n{len(vocabulary)} words; embedding one word as a query: {per_word:.1f} ms (mean of {min(timed, len(vocabulary))})")
+    counts = [len(set(replica4.words(q["text"]))) for q in questions]
+    print(f"content words per question: median {np.median(counts):g}, 10th-90th percentile {np.percentile(counts, 10):g}-{np.percentile(counts, 90):g}")
     print("\n| class | member | CSLS rank among the split's words | the class word's nearest |\n|---|---|---|---|")
     for a, b in replica4.PAIRS:
         if a in words.row and b in words.row:
@@ -248,7 +257,7 @@ def main() -> None:
     rankers = {name: (lambda q, v=v: ranking(q, v)) for name, v in named.items()}
     rankers.update(passage_rows(cache, questions))
     if args.words:
-        print_word_pairs(ModelWords(cache, questions, 1))
+        print_word_pairs(ModelWords(cache, questions, 1), cache, questions)
         rankers.update(word_rows(cache, questions))
     cache.save()
     if args.only:
