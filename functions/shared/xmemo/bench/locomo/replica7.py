@@ -28,8 +28,8 @@ import numpy as np
 
 from ...embedding import make_embedder
 from ...retrieval import Ranked, boost_groups, hubness
-from . import replica, replica4
-from .replica import SETTINGS, ranked, recall10
+from . import replica, replica4, replica5
+from .replica import SETTINGS, ranked
 from .system import VectorCache
 
 
@@ -262,18 +262,7 @@ def main() -> None:
     cache.save()
     if args.only:
         rankers = {k: f for i, (k, f) in enumerate(rankers.items()) if i == 0 or args.only in k}
-    cats = sorted({q["category"] for q in questions})
-    print("| variant | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half | R@50 |")
-    print("|---|---|" + "---|" * len(cats) + "---|---|---|")
-    rows = []
-    for name, rank in rankers.items():
-        orders = [rank(q) for q in questions]
-        r = np.array([recall10(q, o) for q, o in zip(questions, orders)])
-        by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
-        halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
-        at50 = np.mean([recall10(q, o, 50) for q, o in zip(questions, orders)])
-        rows.append((name, r.mean(), halves))
-        print(f"| {name} | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by) + f" | {halves[0]:.4f} | {halves[1]:.4f} | {at50:.4f} |", flush=True)
+    rows = replica5.report(questions, rankers)
     best = max(rows, key=lambda row: row[1])[0]
     per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
     print(f"\nbest overall: {best}; best on each half: {per_half}; " + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
