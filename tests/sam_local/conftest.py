@@ -117,11 +117,35 @@ def local_template(built: Path, overrides: dict[str, str], env: dict[str, dict[s
 
 
 def bridge_gateway() -> str:
-    """The host's address on Docker's default bridge: what a container reaches the host by."""
-    out = subprocess.run(["docker", "network", "inspect", "bridge", "--format", "{{range .IPAM.Config}}{{.Gateway}}{{end}}"],
-                         capture_output=True, text=True, check=True).stdout.strip()
-    assert out, "the default bridge network has no gateway"
-    return out
+    """The host's address on Docker's default bridge: what a container reaches the host by.
+    The network's IPAM names it, except when the engine created the bridge's interface itself
+    (its first start on a machine: Debian's dockerd 20.10 then reports the subnet alone), where
+    it is the address the host holds on that interface."""
+    def inspect(template: str) -> str:
+        return subprocess.run(["docker", "network", "inspect", "bridge", "--format", template],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    gateway = inspect("{{range .IPAM.Config}}{{.Gateway}}{{end}}")
+    if gateway:
+        return gateway
+    interface = inspect('{{index .Options "com.docker.network.bridge.name"}}') or "docker0"
+    address = interface_address(interface)
+    assert address, f"the default bridge network has no gateway and {interface} no address: {inspect('{{json .}}')}"
+    return address
+
+
+def interface_address(name: str) -> str | None:
+    """The IPv4 address the host holds on network interface `name` (SIOCGIFADDR), if any."""
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            answer = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+        except OSError:
+            return None
+    return socket.inet_ntoa(answer[20:24])
 
 
 @contextmanager
