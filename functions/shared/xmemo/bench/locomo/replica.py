@@ -473,10 +473,16 @@ def grid(questions: list[dict], axes: dict[str, tuple] = GRID) -> None:
         rows.append((values, r.mean(), halves))
         print("| " + " | ".join(map(str, values)) + f" | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by)
               + f" | {halves[0]:.4f} | {halves[1]:.4f} | {at50:.4f} |", flush=True)
-    best = max(rows, key=lambda row: row[1])[0]
-    per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+    best, per_half = halves_rule(rows)
     print(f"\nbest overall: {dict(zip(names, best))}; best on each half: {[dict(zip(names, h)) for h in per_half]}; "
           + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
+
+
+def halves_rule(rows: list[tuple]) -> tuple:
+    """Over rows of (key, R@10, [even half, odd half]): the best key overall and each half's
+    best. A choice is kept only when all three are the same key."""
+    best = max(rows, key=lambda row: row[1])[0]
+    return best, [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
 
 
 def where(q: dict, order: list[int]) -> list[int]:

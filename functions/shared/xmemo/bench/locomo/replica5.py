@@ -229,8 +229,7 @@ def choose(rows: list[tuple[str, float, list[float]]]) -> None:
     families = [("all rows", "")] + [(f, f) for f in ("third leg", "re-ranker", "candidate source")]
     for label, prefix in families:
         among = [r for r in rows if r[0].startswith(prefix)]
-        best = max(among, key=lambda row: row[1])[0]
-        per_half = [max(among, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+        best, per_half = replica.halves_rule(among)
         print(f"\n{label}: best overall: {best}; best on each half: {per_half}; "
               + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 

@@ -66,13 +66,10 @@ def adjusted(q: dict, v: Variant) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         score = P @ query
     if v.measure == "none" or v.weight <= 0:
         return rows, raw, score.copy()
+    if v.measure == "csls":
+        return rows, raw, score - v.weight * hubness(P, v.neighbours)
     near = P @ P.T
     np.fill_diagonal(near, np.nan)
-    if v.measure == "csls":
-        k = min(v.neighbours, len(rows) - 1)
-        filled = np.where(np.isnan(near), -np.inf, near)
-        hub = np.partition(filled, filled.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
-        return rows, raw, score - v.weight * hub
     mu, sd = np.nanmean(near, axis=1), np.nanstd(near, axis=1)
     return rows, raw, (score - v.weight * mu if v.measure == "mean" else (score - mu) / np.maximum(sd, 1e-6))
 
@@ -169,26 +166,37 @@ VARIANTS: dict[str, Variant] = {
 class ModelWords:
     """The model's own vectors of single words (each embedded as a query), standing in for
     GloVe in `replica4.expansion`: a query word expands to the `n` store words nearest it by
-    CSLS (cosine less the store word's hubness among all words), weight 1 each."""
+    CSLS (cosine less the store word's hubness among all words), weight 1 each. The split's
+    words are embedded and their hubness measured once; `nearest(n)` is the expansion."""
 
-    def __init__(self, cache: VectorCache, questions: list[dict], n: int):
+    def __init__(self, cache: VectorCache, questions: list[dict]):
         vocabulary = sorted({w for q in questions for w in replica4.words(q["text"])}
                             | {w for q in questions for m in q["memories"] for w in replica4.words(m.content.split(":", 1)[-1])})
         self.row = {w: i for i, w in enumerate(vocabulary)}
         E = np.stack([cache.embed_query(w) for w in vocabulary])
         self.E = E / np.linalg.norm(E, axis=1, keepdims=True)
         self.hub = hubness(self.E, 10)
-        self.n = n
+        self._rows: dict[int, np.ndarray] = {}
 
-    def similarities(self, lex: "replica4.Lexicon", word: str) -> np.ndarray | None:
-        if word not in self.row:
-            return None
-        idx = np.array([self.row[w] for w in lex.vocab])
-        c = self.E[idx] @ self.E[self.row[word]] - self.hub[idx]
-        c[lex.stems == replica4._stem().stemWord(word)] = -np.inf
-        out = np.zeros(len(idx), np.float32)
-        out[np.argsort(-c)[: self.n]] = 1.0
-        return out
+    def csls(self, word: str) -> np.ndarray:
+        """Every word's CSLS to `word` (its cosine less its own hubness)."""
+        return self.E @ self.E[self.row[word]] - self.hub
+
+    def nearest(self, n: int):
+        """`replica4.expansion`'s `similar`: weight 1 for the `n` store words of the
+        conversation nearest the query word (its own stem left out), 0 elsewhere."""
+
+        def similar(lex: "replica4.Lexicon", word: str) -> np.ndarray | None:
+            if word not in self.row:
+                return None
+            idx = self._rows.setdefault(id(lex), np.array([self.row[w] for w in lex.vocab]))
+            c = self.csls(word)[idx]
+            c[lex.stems == replica4._stem().stemWord(word)] = -np.inf
+            out = np.zeros(len(idx), np.float32)
+            out[np.argsort(-c)[:n]] = 1.0
+            return out
+
+        return similar
 
 
 def print_word_pairs(words: ModelWords, cache: VectorCache, questions: list[dict], timed: int = 200) -> None:
@@ -206,20 +214,20 @@ def print_word_pairs(words: ModelWords, cache: VectorCache, questions: list[dict
     print("\n| class | member | CSLS rank among the split's words | the class word's nearest |\n|---|---|---|---|")
     for a, b in replica4.PAIRS:
         if a in words.row and b in words.row:
-            c = words.E @ words.E[words.row[a]] - words.hub
+            c = words.csls(a)
             rank = int((c > c[words.row[b]]).sum())
             print(f"| {a} | {b} | {rank} | {', '.join(vocabulary[i] for i in np.argsort(-c)[:8])} |")
     print()
 
 
-def word_rows(cache: VectorCache, questions: list[dict]) -> dict:
+def word_rows(words: ModelWords) -> dict:
     """The model-word expansion leg (`ModelWords`) on top of `recall`'s ranking."""
     rows = {}
     for n in (1, 2, 3, 5):
-        words = ModelWords(cache, questions, n)
+        similar = words.nearest(n)
         for w in (0.1, 0.2, 0.3):
             rows[f"model word vectors: each question word's {n} nearest store words, leg weight {w}"] = (
-                lambda q, words=words, w=w: ranked(replica4.add_leg(replica.fused(q), replica4.expansion(q, words.similarities, 0.5), w))
+                lambda q, similar=similar, w=w: ranked(replica4.add_leg(replica.fused(q), replica4.expansion(q, similar, 0.5), w))
             )
     return rows
 
@@ -257,14 +265,14 @@ def main() -> None:
     rankers = {name: (lambda q, v=v: ranking(q, v)) for name, v in named.items()}
     rankers.update(passage_rows(cache, questions))
     if args.words:
-        print_word_pairs(ModelWords(cache, questions, 1), cache, questions)
-        rankers.update(word_rows(cache, questions))
+        words = ModelWords(cache, questions)
+        print_word_pairs(words, cache, questions)
+        rankers.update(word_rows(words))
     cache.save()
     if args.only:
         rankers = {k: f for i, (k, f) in enumerate(rankers.items()) if i == 0 or args.only in k}
     rows = replica5.report(questions, rankers)
-    best = max(rows, key=lambda row: row[1])[0]
-    per_half = [max(rows, key=lambda row, h=h: row[2][h])[0] for h in (0, 1)]
+    best, per_half = replica.halves_rule(rows)
     print(f"\nbest overall: {best}; best on each half: {per_half}; " + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 
 
