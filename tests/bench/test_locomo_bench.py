@@ -248,6 +248,36 @@ def test_the_seventh_round_replica_rebuilds_recalls_ranking_and_runs(locomo_file
     assert "the halves agree" in out or "the halves DISAGREE" in out
 
 
+def test_the_eighth_round_rows_at_no_weight_are_recalls_ranking(locomo_file: Path, tmp_path: Path):
+    """`replica8`: every signal at weight 0 gives back `recall`'s replica ranking, so each row
+    differs by its idea alone."""
+    from xmemo.bench.locomo import replica, replica8
+
+    questions = replica.collect(locomo_file, tmp_path / "vc")
+    for q in questions:
+        kept = replica.ranked(replica.fused(q))
+        assert replica8.adjacent_penalty(q, replica.fused(q), 1, 0.0) == kept
+        assert replica8.interrogative(q, 0.0) == kept
+        assert replica8.topic_clusters(q, 2, 0.0) == kept
+        assert replica8.neighbour_vote(q, 2, 0.0) == kept
+        assert replica8.neighbour_leg(q, "incremental", 2, True, 0.0) == kept
+        assert replica8.neighbour_scores(q, "cosine", 2, False).shape == (len(q["memories"]),)
+
+
+def test_the_eighth_round_command_runs(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
+    """`python -m xmemo.bench.locomo.replica8` on the tiny file: its first row is `recall`'s,
+    it prints the neighbour rows and the halves rule for every family."""
+    from xmemo.bench.locomo import replica8
+
+    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc")])
+    replica8.main()
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
+    assert first.split(" | ")[1] == "1.0000"
+    assert "| neighbour documents: incremental, 10 nearest (other locations), weight 0.2 |" in out
+    assert out.count("the halves") == 1 + len(replica8.FAMILIES)
+
+
 def _captioned(tmp_path: Path) -> Path:
     """A conversation whose one answer is in a shared image's caption, not in the turn's text."""
     sample = _sample("conv-c", "parrot")

