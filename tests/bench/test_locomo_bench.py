@@ -251,7 +251,7 @@ def test_the_seventh_round_replica_rebuilds_recalls_ranking_and_runs(locomo_file
 def test_the_eighth_round_rows_at_no_weight_are_recalls_ranking(locomo_file: Path, tmp_path: Path):
     """`replica8`: every signal at weight 0 gives back `recall`'s replica ranking, so each row
     differs by its idea alone."""
-    from xmemo.bench.locomo import replica, replica8
+    from xmemo.bench.locomo import replica, replica4, replica8
 
     questions = replica.collect(locomo_file, tmp_path / "vc")
     for q in questions:
@@ -262,6 +262,7 @@ def test_the_eighth_round_rows_at_no_weight_are_recalls_ranking(locomo_file: Pat
         assert replica8.neighbour_vote(q, 2, 0.0) == kept
         assert replica8.neighbour_leg(q, "incremental", 2, True, 0.0) == kept
         assert replica8.neighbour_scores(q, "cosine", 2, False).shape == (len(q["memories"]),)
+        assert replica.ranked(replica4.add_leg(replica.fused(q), replica8.own_leg_scores(q, "exact", 2), 0.0)) == kept
         # the emulated FTS row finds what the store's tolerant leg finds, best first
         emulated = replica8.emulated_lexical(q, None, 0.0)
         assert {i for i, _ in emulated} == {i for i, _ in q["lex"]}
@@ -280,10 +281,11 @@ def test_the_eighth_round_command_runs(locomo_file: Path, tmp_path: Path, capsys
     assert first.split(" | ")[1] == "1.0000"
     assert "| neighbour documents: incremental, 10 nearest (other locations), weight 0.2 |" in out
     assert out.count("the halves") == 1 + len(replica8.FAMILIES)
-    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--column"])
+    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--store-analysis"])
     replica8.main()
     out = capsys.readouterr().out
-    assert "| fourth column: exact, 10 nearest (other locations), weight 0.2 |" in out and out.count("the halves") == 2
+    assert "| fourth column: exact, 10 nearest (other locations), weight 0.2 |" in out
+    assert "| own leg, store's analysis: exact, 10 nearest (other locations), weight 0.2 |" in out and out.count("the halves") == 3
 
 
 def _captioned(tmp_path: Path) -> Path:

