@@ -286,6 +286,29 @@ def test_the_eighth_round_command_runs(locomo_file: Path, tmp_path: Path, capsys
     out = capsys.readouterr().out
     assert "| fourth column: exact, 10 nearest (other locations), weight 0.2 |" in out
     assert "| own leg, store's analysis: exact, 10 nearest (other locations), weight 0.2 |" in out and out.count("the halves") == 3
+    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--words"])
+    replica8.main()
+    out = capsys.readouterr().out
+    assert "| words that retrieve the memory: 5 a memory, CSLS, weight 0.2 |" in out and out.count("the halves") == 2
+
+
+def test_the_words_that_retrieve_a_memory_are_not_its_own(locomo_file: Path, tmp_path: Path):
+    """`replica8.word_documents`: new terms for a memory, none of them a stem the memory
+    says itself, and the leg at weight 0 leaves `recall`'s ranking as it is."""
+    from xmemo import text
+    from xmemo.bench.locomo import replica, replica4, replica7, replica8
+
+    cache = replica.open_cache(tmp_path / "vc")
+    questions = replica.collect(locomo_file, cache)
+    words = replica7.ModelWords(cache, questions)
+    for q in questions:
+        documents = replica8.word_documents(q, words, 2, True)
+        assert len(documents) == len(q["memories"])
+        assert any(documents)
+        for memory, document in zip(q["memories"], documents):
+            assert not set(document) & set(text.stems(memory.content.split(":", 1)[-1]))
+        leg = replica8.leg_scores(q, documents)
+        assert replica.ranked(replica4.add_leg(replica.fused(q), leg, 0.0)) == replica.ranked(replica.fused(q))
 
 
 def _captioned(tmp_path: Path) -> Path:

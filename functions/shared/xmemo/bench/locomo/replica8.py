@@ -20,6 +20,10 @@ two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
   `--store-analysis`: the neighbour documents on the store's own analysis (FTS5's formula,
   `text.stems`), built into the lexical leg's row as a fourth column (`emulated_lexical`)
   or as a leg of their own (`own_leg_scores`).
+- `--words`: doc2query with single words. Each memory is also described by the words of its
+  conversation that, embedded as queries by our own model, would retrieve it best
+  (`word_documents`), as a leg on the store's analysis: can the model tag "museum" with a
+  class the question names?
 
 Each row is R@10 overall, by category, on each half of the conversations and R@50; the
 halves rule of `replica.grid` decides, within each family."""
@@ -34,7 +38,7 @@ import numpy as np
 
 from ... import text
 from ...store import fts5rank
-from . import replica, replica4, replica5
+from . import replica, replica4, replica5, replica7
 from .replica import fused, ranked
 from .system import VectorCache
 
@@ -231,17 +235,63 @@ def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, co
     return sorted(hits, key=lambda h: -h[1])[:k]
 
 
-def own_leg_scores(q: dict, how: str, k: int) -> np.ndarray:
-    """BM25 (`fts5rank`'s formula over the store's own analysis) of the question against each
-    memory's neighbour document alone: the leg of `neighbour_scores` as the store would
-    index it, without bm25s's English stop words and IDF."""
-    related = related_terms(q, how, k)
+def leg_scores(q: dict, documents: list[list[str]]) -> np.ndarray:
+    """BM25 (`fts5rank`'s formula over the store's own analysis) of the question against one
+    extra document per memory (a list of `text.stems` terms): a leg as the store would index it."""
     terms = text.query_terms(q["text"], strict=False)
-    avgdl = sum(map(len, related)) / len(related)
-    present = [set(r) for r in related]
-    idf = {t: fts5rank.idf(len(related), sum(t in p for p in present)) for t in terms}
-    return np.array([fts5rank.row_score(idf, r, [], len(r), avgdl, 0.0) if not p.isdisjoint(terms) else 0.0
-                     for r, p in zip(related, present)])
+    avgdl = max(sum(map(len, documents)) / len(documents), 1e-9)
+    present = [set(d) for d in documents]
+    idf = {t: fts5rank.idf(len(documents), sum(t in p for p in present)) for t in terms}
+    return np.array([fts5rank.row_score(idf, d, [], len(d), avgdl, 0.0) if not p.isdisjoint(terms) else 0.0
+                     for d, p in zip(documents, present)])
+
+
+def own_leg_scores(q: dict, how: str, k: int) -> np.ndarray:
+    """The neighbour documents' leg (`neighbour_scores`) on the store's own analysis, without
+    bm25s's English stop words and Lucene's BM25."""
+    return leg_scores(q, related_terms(q, how, k))
+
+
+_WORD_DOCS: dict = {}
+
+
+def word_documents(q: dict, words: "replica7.ModelWords", m: int, csls: bool) -> list[list[str]]:
+    """doc2query with single words: the stems of each memory's `m` words of the conversation
+    that, embedded as queries, score it highest, none sharing a stem with the memory (with
+    `csls`, each word's score less its mean over its 10 best memories: a word that retrieves
+    everything counts less)."""
+    key = (q["conversation"], m, csls)
+    if key not in _WORD_DOCS:
+        vocab = [w for w in replica4.lexicon(q).vocab if w in words.row]
+        S = q["M"] @ words.E[[words.row[w] for w in vocab]].T
+        if csls:
+            S = S - np.sort(S, axis=0)[-10:].mean(axis=0)
+        stems = [text.stems(w) for w in vocab]
+        documents = []
+        for i, memory in enumerate(q["memories"]):
+            own = set(text.stems(memory.content.split(":", 1)[-1]))
+            picked = [j for j in np.argsort(-S[i]) if own.isdisjoint(stems[j])][:m]
+            documents.append([t for j in picked for t in stems[j]])
+        _WORD_DOCS[key] = documents
+    return _WORD_DOCS[key]
+
+
+def print_word_documents(q: dict, words: "replica7.ModelWords", n: int = 12) -> None:
+    """What the model tags: the first `n` memories of a conversation and their 5 words."""
+    print("| memory | its 5 words' stems |\n|---|---|")
+    for memory, document in list(zip(q["memories"], word_documents(q, words, 5, False)))[:n]:
+        print(f"| {memory.content[:80]} | {', '.join(document)} |")
+    print()
+
+
+def word_rows(words: "replica7.ModelWords") -> dict:
+    out = {}
+    for csls in (False, True):
+        for m in (5, 10):
+            for w in (0.1, 0.2, 0.3):
+                out[f"words that retrieve the memory: {m} a memory{', CSLS' if csls else ''}, weight {w:g}"] = (
+                    lambda q, m=m, csls=csls, w=w: ranked(replica4.add_leg(fused(q), leg_scores(q, word_documents(q, words, m, csls)), w)))
+    return out
 
 
 def column_rows() -> dict:
@@ -338,15 +388,24 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--words", action="store_true", help="only the words that retrieve each memory (embeds the split's ~4,200 words)")
     p.add_argument("--store-analysis", action="store_true",
                    help="only the neighbour documents on the store's own analysis: a fourth column of the lexical row, or their own leg")
     args = p.parse_args()
     cache = replica.open_cache(args.cache)
     questions = replica.collect(args.data, cache)
-    table = column_rows() if args.store_analysis else rows(cache, questions)
+    if args.words:
+        words = replica7.ModelWords(cache, questions)
+        table = {"replica of recall (kept settings)": lambda q: ranked(fused(q)), **word_rows(words)}
+        families: tuple[str, ...] = ("words that retrieve",)
+        print_word_documents(questions[0], words)
+    elif args.store_analysis:
+        table, families = column_rows(), ("fourth column", "own leg")
+    else:
+        table, families = rows(cache, questions), FAMILIES
     cache.save()
     found = replica5.report(questions, table)
-    for family in ("",) + (("fourth column", "own leg") if args.store_analysis else FAMILIES):
+    for family in ("",) + families:
         among = [found[0]] + [r for r in found[1:] if r[0].startswith(family)]
         best, per_half = replica.halves_rule(among)
         print(f"\n{family or 'all rows'}: best overall: {best}; best on each half: {per_half}; "
