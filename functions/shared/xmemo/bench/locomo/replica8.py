@@ -3,7 +3,8 @@
 Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
     .venv/bin/python -m xmemo.bench.locomo.replica8 --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
-The rows of rounds two to seven moved multi-hop R@10 by at most +0.02. This round tries
+Apart from the sixth round's hub discount, the rows of rounds two to seven moved multi-hop
+R@10 by at most +0.02. This round tries
 two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
 - breadth: a list question's evidence is scattered over sessions, so the first ten should
   not be one exchange (a penalty on turns adjacent to a better one, always or only when the
@@ -41,6 +42,11 @@ from ...store import fts5rank
 from . import replica, replica4, replica5, replica7
 from .replica import fused, ranked
 from .system import VectorCache
+
+
+def kept_row() -> dict:
+    """The first row of every table: `recall`'s replica ranking."""
+    return {"replica of recall (kept settings)": lambda q: ranked(fused(q))}
 
 
 def adjacent_penalty(q: dict, score: dict[int, float], distance: int, penalty: float, n: int = 30) -> list[int]:
@@ -92,9 +98,9 @@ def topic_clusters(q: dict, size: int, weight: float) -> list[int]:
     return ranked({i: score[i] + weight * top * float(x) for i, x in zip(keys, s)})
 
 
-def question_share(text: str) -> float:
+def question_share(content: str) -> float:
     """The share of a memory's sentences that are questions."""
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.split(": ", 1)[-1].strip()) if s]
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", content.split(": ", 1)[-1].strip()) if s]
     return sum(s.endswith("?") for s in sentences) / max(1, len(sentences))
 
 
@@ -297,8 +303,7 @@ def word_rows(words: "replica7.ModelWords") -> dict:
 def column_rows() -> dict:
     """The neighbour documents on the store's own analysis: built into the lexical leg's row
     (a fourth column), or as a leg of their own."""
-    out = {"replica of recall (kept settings)": lambda q: ranked(fused(q)),
-           "emulated lexical leg (no fourth column)": lambda q: ranked(fused({**q, "lex": emulated_lexical(q, None, 0.0)}))}
+    out = {**kept_row(), "emulated lexical leg (no fourth column)": lambda q: ranked(fused({**q, "lex": emulated_lexical(q, None, 0.0)}))}
     for how, k, w in (("exact", 10, 0.1), ("exact", 10, 0.2), ("exact", 10, 0.3), ("exact", 5, 0.2),
                       ("incremental", 5, 0.2), ("incremental", 10, 0.2)):
         out[f"fourth column: {how}, {k} nearest (other locations), weight {w:g}"] = (
@@ -313,8 +318,8 @@ def column_rows() -> dict:
 _WORD = re.compile(r"[a-z0-9']+")
 
 
-def _words(text: str) -> set[str]:
-    return {w.strip("'").removesuffix("'s") for w in _WORD.findall(text.lower())}
+def _words(content: str) -> set[str]:
+    return {w.strip("'").removesuffix("'s") for w in _WORD.findall(content.lower())}
 
 
 def frequent_words_out(questions: list[dict], share: float) -> list[str]:
@@ -355,7 +360,7 @@ def frequent_rows(cache: VectorCache, questions: list[dict]) -> dict:
 
 
 def rows(cache: VectorCache, questions: list[dict]) -> dict:
-    out = {"replica of recall (kept settings)": lambda q: ranked(fused(q))}
+    out = kept_row()
     for d, p in ((1, 0.05), (1, 0.1), (1, 0.2), (2, 0.05), (3, 0.05)):
         out[f"adjacent penalty: distance {d}, {p:g}"] = lambda q, d=d, p=p: adjacent_penalty(q, fused(q), d, p)
     for t in (0.6, 0.7):
@@ -396,7 +401,7 @@ def main() -> None:
     questions = replica.collect(args.data, cache)
     if args.words:
         words = replica7.ModelWords(cache, questions)
-        table = {"replica of recall (kept settings)": lambda q: ranked(fused(q)), **word_rows(words)}
+        table = {**kept_row(), **word_rows(words)}
         families: tuple[str, ...] = ("words that retrieve",)
         print_word_documents(questions[0], words)
     elif args.store_analysis:
