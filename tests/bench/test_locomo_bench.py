@@ -254,6 +254,14 @@ def test_the_eighth_round_rows_at_no_weight_are_recalls_ranking(locomo_file: Pat
     from xmemo.bench.locomo import replica, replica4, replica8
 
     questions = replica.collect(locomo_file, tmp_path / "vc")
+    # what a replica derives per conversation is shared by its questions, and only by them
+    by_conversation = {q["conversation"]: q["shared"] for q in questions}
+    assert all(q["shared"] is by_conversation[q["conversation"]] for q in questions)
+    assert by_conversation[0] is not by_conversation[1]
+    built = []
+    for q in questions:
+        replica.per_conversation(q, "probe", lambda: built.append(1))
+    assert len(built) == 2
     for q in questions:
         kept = replica.ranked(replica.fused(q))
         assert replica8.adjacent_penalty(q, replica.fused(q), 1, 0.0) == kept

@@ -64,17 +64,50 @@ def collect(path: Path, vectors: Path | VectorCache, sentences: bool = False, ca
             memories = memories_of(system, order, n)
             parts = _sentence_vectors(cache, memories) if sentences else None
             rf = _read_filter(system.svc, system.principal, object())
+            shared: dict = {}  # what a replica derives once per conversation (`per_conversation`)
             for q in conv.questions:
                 v = cache.embed_query(q.text)
                 lexical = store.search(q.text, None, rf, lexical_k=SETTINGS.lexical_candidates, semantic_k=0, strict=False).lexical
                 out.append(dict(
                     conversation=number, text=q.text, category=q.category, evidence=set(q.evidence), vector=v, base=relevance.baseline(cache, v),
                     lex=[(index[h.memory.reference], h.score) for h in lexical], M=M, turns=turns, prev=prev, next=nxt,
-                    memories=memories, parts=parts,
+                    memories=memories, parts=parts, shared=shared,
                 ))
             system.close()
     cache.save()
     return out
+
+
+def per_conversation(q: dict, key, build):
+    """`build()`, computed once for the questions of one conversation (the dict `collect`
+    shares among them), so a cache cannot outlive or cross its conversation."""
+    shared = q["shared"]
+    if key not in shared:
+        shared[key] = build()
+    return shared[key]
+
+
+def bm25s_index(documents: list[str]):
+    """A bm25s index of `documents` (English stems and stop words): the replicas' BM25."""
+    import bm25s
+    import Stemmer
+
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize(documents, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False), show_progress=False)
+    return index
+
+
+def bm25s_scores(index, query: str, n: int) -> np.ndarray:
+    """Each of the index's `n` documents' BM25 against `query` (0 where nothing matches)."""
+    import bm25s
+    import Stemmer
+
+    s = np.zeros(n)
+    terms = bm25s.tokenize([query], stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False)
+    if terms.vocab:
+        docs, scores = index.retrieve(terms, k=n, show_progress=False)
+        s[docs[0]] = scores[0]
+    return s
 
 
 def memories_of(system: XMemoSystem, order: list[str], n: int) -> list:
@@ -184,24 +217,14 @@ _SESSIONS: dict = {}
 def session_bm25(q: dict, w: float, group_weight: float) -> list[int]:
     """Plus `w` × (query's best fused score) × the min-max scaled BM25 of the query against
     its session's whole text (bm25s, English stems and stop words): rank sessions, then turns."""
-    import bm25s
-    import Stemmer
-
-    stem = Stemmer.Stemmer("english")
     key = id(q["memories"])
     if key not in _SESSIONS:
         loc = location_of(q)
         names = sorted(set(loc))
-        docs = ["\n".join(m.content for m, x in zip(q["memories"], loc) if x == name) for name in names]
-        index = bm25s.BM25()
-        index.index(bm25s.tokenize(docs, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
+        index = bm25s_index(["\n".join(m.content for m, x in zip(q["memories"], loc) if x == name) for name in names])
         _SESSIONS[key] = (index, np.array([names.index(x) for x in loc]), len(names))
     index, of, n = _SESSIONS[key]
-    s = np.zeros(n)
-    terms = bm25s.tokenize([q["text"]], stopwords="en", stemmer=stem, show_progress=False)
-    if terms.vocab:
-        docs, scores = index.retrieve(terms, k=n, show_progress=False)
-        s[docs[0]] = scores[0]
+    s = bm25s_scores(index, q["text"], n)
     s = minmax(s) if s.max() > s.min() else np.zeros(n)
     score = fused(q, settings=SETTINGS.model_copy(update={"group_weight": group_weight}))
     top = max(score.values(), default=1.0)

@@ -178,15 +178,9 @@ def linked(q: dict, score: dict[int, float], hits: int, max_df: int, weight: flo
 
 def session_scores(q: dict) -> np.ndarray:
     """Each turn's session's min-max scaled BM25 against the query (the third round's idea)."""
-    import bm25s
-
     replica.session_bm25(q, 0.0, 0.0)  # builds the session index once per conversation
     index, of, n = replica._SESSIONS[id(q["memories"])]
-    s = np.zeros(n)
-    terms = bm25s.tokenize([q["text"]], stopwords="en", stemmer=_stem(), show_progress=False)
-    if terms.vocab:
-        docs, scores = index.retrieve(terms, k=n, show_progress=False)
-        s[docs[0]] = scores[0]
+    s = replica.bm25s_scores(index, q["text"], n)
     return (replica.minmax(s) if s.max() > s.min() else np.zeros(n))[of]
 
 

@@ -38,9 +38,10 @@ from pathlib import Path
 import numpy as np
 
 from ... import text
+from ...retrieval import hubness
 from ...store import fts5rank
 from . import replica, replica4, replica5, replica7
-from .replica import fused, ranked
+from .replica import fused, per_conversation, ranked
 from .system import VectorCache
 
 
@@ -80,16 +81,10 @@ def kmeans(M: np.ndarray, k: int, rounds: int = 25, seed: int = 0) -> tuple[np.n
     return np.argmax(M @ C.T, axis=1), C
 
 
-_CLUSTERS: dict = {}
-
-
 def topic_clusters(q: dict, size: int, weight: float) -> list[int]:
     """Plus `weight` × the query's best × the min-max scaled cosine of the query to the turn's
     topic (k-means over the conversation's vectors, `size` turns a cluster on average)."""
-    key = (q["conversation"], size)
-    if key not in _CLUSTERS:
-        _CLUSTERS[key] = kmeans(q["M"], max(2, len(q["M"]) // size))
-    of, C = _CLUSTERS[key]
+    of, C = per_conversation(q, ("clusters", size), lambda: kmeans(q["M"], max(2, len(q["M"]) // size)))
     score = fused(q)
     near = C @ q["vector"]
     keys = list(score)
@@ -115,8 +110,8 @@ def exact_neighbours(M: np.ndarray, k: int, csls: bool, groups: list[str] | None
     memories of another location)."""
     S = M @ M.T
     np.fill_diagonal(S, -np.inf)
-    if csls:  # each memory's hubness: the mean cosine of its 10 nearest (the diagonal sorts first)
-        r = np.sort(S, axis=1)[:, -min(10, len(M) - 1):].mean(axis=1)
+    if csls:
+        r = hubness(M, 10)
         S = 2 * S - r[None, :] - r[:, None]
     if groups is not None:
         g = np.array(groups)
@@ -140,32 +135,21 @@ def incremental_neighbours(M: np.ndarray, k: int, groups: list[str] | None) -> l
     return [sorted(x) for x in linked]
 
 
-_DOCS: dict = {}
-
-
 def neighbour_scores(q: dict, how: str, k: int, other: bool) -> np.ndarray:
     """BM25 (bm25s, English stems and stop words, as `replica4`) of the question against each
     memory's neighbour document: the texts of its neighbours, not its own."""
-    import bm25s
 
-    key = (q["conversation"], how, k, other)
-    if key not in _DOCS:
+    def build():
         groups = replica.location_of(q) if other else None
         if how == "incremental":
             near = incremental_neighbours(q["M"], k, groups)
         else:
             near = exact_neighbours(q["M"], k, how == "csls", groups)
         texts = [m.content for m in q["memories"]]
-        index = bm25s.BM25()
-        index.index(bm25s.tokenize(["\n".join(texts[j] for j in row) for row in near], stopwords="en",
-                                   stemmer=replica4._stem(), show_progress=False), show_progress=False)
-        _DOCS[key] = index
-    n, s = len(q["memories"]), np.zeros(len(q["memories"]))
-    terms = bm25s.tokenize([q["text"]], stopwords="en", stemmer=replica4._stem(), show_progress=False)
-    if terms.vocab:
-        docs, scores = _DOCS[key].retrieve(terms, k=n, show_progress=False)
-        s[docs[0]] = scores[0]
-    return s
+        return replica.bm25s_index(["\n".join(texts[j] for j in row) for row in near])
+
+    index = per_conversation(q, ("neighbour documents", how, k, other), build)
+    return replica.bm25s_scores(index, q["text"], len(q["memories"]))
 
 
 def neighbour_leg(q: dict, how: str, k: int, other: bool, weight: float) -> list[int]:
@@ -173,35 +157,28 @@ def neighbour_leg(q: dict, how: str, k: int, other: bool, weight: float) -> list
     return ranked(replica4.add_leg(fused(q), neighbour_scores(q, how, k, other), weight))
 
 
-_NEAR: dict = {}
-
-
 def neighbour_vote(q: dict, k: int, weight: float) -> list[int]:
     """The same link at query time: each lexical hit's `k` nearest memories (CSLS) gain its
     BM25 score, summed, as a third leg."""
-    key = (q["conversation"], k)
-    if key not in _NEAR:
-        _NEAR[key] = exact_neighbours(q["M"], k, True, None)
+    near = per_conversation(q, ("csls neighbours", k), lambda: exact_neighbours(q["M"], k, True, None))
     vote = np.zeros(len(q["memories"]))
     for j, s in q["lex"]:
-        vote[_NEAR[key][j]] += s
+        vote[near[j]] += s
     return ranked(replica4.add_leg(fused(q), vote, weight))
-
-
-_ROWS: dict = {}
 
 
 def _fts_rows(q: dict) -> dict:
     """The conversation's FTS rows as the SQLite store fills them: `words`, `stems`, and
     `context` (the stems of the previous and next memory of the same location)."""
-    if q["conversation"] not in _ROWS:
+
+    def build() -> dict:
         loc = replica.location_of(q)
         stems = [text.stems(m.content) for m in q["memories"]]
         context = [(stems[i - 1] if i > 0 and loc[i - 1] == loc[i] else [])
                    + (stems[i + 1] if i + 1 < len(stems) and loc[i + 1] == loc[i] else []) for i in range(len(stems))]
-        _ROWS[q["conversation"]] = {"words": [text.words(m.content) for m in q["memories"]], "stems": stems,
-                                    "context": context, "related": {}}
-    return _ROWS[q["conversation"]]
+        return {"words": [text.words(m.content) for m in q["memories"]], "stems": stems, "context": context, "related": {}}
+
+    return per_conversation(q, "fts rows", build)
 
 
 def related_terms(q: dict, how: str, k: int) -> list[list[str]]:
@@ -216,9 +193,10 @@ def related_terms(q: dict, how: str, k: int) -> list[list[str]]:
 
 
 def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, context_weight: float = 0.5, k: int = 60) -> list[tuple[int, float]]:
-    """The tolerant leg's first `k` as FTS5 would rank them (`fts5rank`'s formula, the row's
-    length over every column) with a fourth column `related` weighed `weight`: what
-    building the neighbour documents into the store's own row would give."""
+    """The tolerant leg's first `k` as FTS5 would rank them, with a fourth column `related`
+    weighed `weight`: what building the neighbour documents into the store's own row would
+    give. The sum is `fts5rank.row_score`'s, written out because that takes one weighted
+    column beside the memory's own and this row has two."""
     rows = _fts_rows(q)
     n = len(q["memories"])
     related = related or [[] for _ in range(n)]
@@ -258,16 +236,12 @@ def own_leg_scores(q: dict, how: str, k: int) -> np.ndarray:
     return leg_scores(q, related_terms(q, how, k))
 
 
-_WORD_DOCS: dict = {}
-
-
 def word_documents(q: dict, words: "replica7.ModelWords", m: int, csls: bool) -> list[list[str]]:
     """doc2query with single words: the stems of each memory's `m` words of the conversation
     that, embedded as queries, score it highest, none sharing a stem with the memory (with
     `csls`, each word's score less its mean over its 10 best memories: a word that retrieves
     everything counts less)."""
-    key = (q["conversation"], m, csls)
-    if key not in _WORD_DOCS:
+    def build() -> list[list[str]]:
         vocab = [w for w in replica4.lexicon(q).vocab if w in words.row]
         S = q["M"] @ words.E[[words.row[w] for w in vocab]].T
         if csls:
@@ -278,8 +252,9 @@ def word_documents(q: dict, words: "replica7.ModelWords", m: int, csls: bool) ->
             own = set(text.stems(memory.content.split(":", 1)[-1]))
             picked = [j for j in np.argsort(-S[i]) if own.isdisjoint(stems[j])][:m]
             documents.append([t for j in picked for t in stems[j]])
-        _WORD_DOCS[key] = documents
-    return _WORD_DOCS[key]
+        return documents
+
+    return per_conversation(q, ("word documents", m, csls), build)
 
 
 def print_word_documents(q: dict, words: "replica7.ModelWords", n: int = 12) -> None:
@@ -315,13 +290,6 @@ def column_rows() -> dict:
     return out
 
 
-_WORD = re.compile(r"[a-z0-9']+")
-
-
-def _words(content: str) -> set[str]:
-    return {w.strip("'").removesuffix("'s") for w in _WORD.findall(content.lower())}
-
-
 def frequent_words_out(questions: list[dict], share: float) -> list[str]:
     """Each question without the words (3+ letters) found in more than `share` of its
     conversation's memories."""
@@ -331,11 +299,11 @@ def frequent_words_out(questions: list[dict], share: float) -> list[str]:
         if q["conversation"] not in df:
             counts: dict[str, int] = {}
             for m in q["memories"]:
-                for w in _words(m.content):
+                for w in set(text.words(m.content)):
                     counts[w] = counts.get(w, 0) + 1
             df[q["conversation"]] = {w: c / len(q["memories"]) for w, c in counts.items()}
         common = df[q["conversation"]]
-        kept = [t for t in q["text"].split() if not any(len(w) > 2 and common.get(w, 0) > share for w in _words(t))]
+        kept = [t for t in q["text"].split() if not any(len(w) > 2 and common.get(w, 0) > share for w in text.words(t))]
         out.append(" ".join(kept) or q["text"])
     return out
 
