@@ -211,19 +211,23 @@ def date_aware(q: dict, w: float) -> list[int]:
     return ranked({i: v + w * top * bool(TIME_WORDS.search(q["memories"][i].content)) for i, v in score.items()})
 
 
-_SESSIONS: dict = {}
+def session_index(q: dict) -> tuple:
+    """The conversation's sessions as bm25s documents (each session's whole text), each
+    turn's session, and the number of sessions."""
+
+    def build() -> tuple:
+        loc = location_of(q)
+        names = sorted(set(loc))
+        index = bm25s_index(["\n".join(m.content for m, x in zip(q["memories"], loc) if x == name) for name in names])
+        return index, np.array([names.index(x) for x in loc]), len(names)
+
+    return per_conversation(q, "session index", build)
 
 
 def session_bm25(q: dict, w: float, group_weight: float) -> list[int]:
     """Plus `w` × (query's best fused score) × the min-max scaled BM25 of the query against
     its session's whole text (bm25s, English stems and stop words): rank sessions, then turns."""
-    key = id(q["memories"])
-    if key not in _SESSIONS:
-        loc = location_of(q)
-        names = sorted(set(loc))
-        index = bm25s_index(["\n".join(m.content for m, x in zip(q["memories"], loc) if x == name) for name in names])
-        _SESSIONS[key] = (index, np.array([names.index(x) for x in loc]), len(names))
-    index, of, n = _SESSIONS[key]
+    index, of, n = session_index(q)
     s = bm25s_scores(index, q["text"], n)
     s = minmax(s) if s.max() > s.min() else np.zeros(n)
     score = fused(q, settings=SETTINGS.model_copy(update={"group_weight": group_weight}))
@@ -259,16 +263,14 @@ def ranked(score: dict[int, float]) -> list[int]:
 def context_vectors(q: dict, a: float) -> np.ndarray:
     """Each turn's vector plus `a` times its neighbours' (same session), renormalised."""
     M = q["M"]
-    key = ("ctx", a, id(M))
-    if key not in _CTX:
+
+    def build() -> np.ndarray:
         P = np.where(q["prev"][:, None] >= 0, M[np.maximum(q["prev"], 0)], 0)
         N = np.where(q["next"][:, None] >= 0, M[np.maximum(q["next"], 0)], 0)
         C = M + a * (P + N)
-        _CTX[key] = C / np.linalg.norm(C, axis=1, keepdims=True)
-    return _CTX[key]
+        return C / np.linalg.norm(C, axis=1, keepdims=True)
 
-
-_CTX: dict = {}
+    return per_conversation(q, ("context vectors", a), build)
 
 
 def prf(q: dict, beta: float, m: int, w: float) -> list[int]:
@@ -322,15 +324,9 @@ def ranked_by(q: dict, adjusted: np.ndarray) -> list[int]:
     return ranked({row[r.memory.reference]: r.score for r in ranking})
 
 
-_HUBNESS: dict = {}
-
-
 def store_hubness(q: dict, k: int) -> np.ndarray:
     """Each turn's mean cosine to its k nearest turns of the whole conversation's store."""
-    key = ("store", id(q["M"]), k)
-    if key not in _HUBNESS:
-        _HUBNESS[key] = hubness(q["M"], k)
-    return _HUBNESS[key]
+    return per_conversation(q, ("store hubness", k), lambda: hubness(q["M"], k))
 
 
 def union_hubness(questions: list[dict], k: int) -> None:
@@ -348,13 +344,10 @@ def union_hubness(questions: list[dict], k: int) -> None:
         q["union", k] = h[a:b]
 
 
-def background_hubness(q: dict, background: np.ndarray) -> np.ndarray:
-    """Each turn's mean cosine to the fixed background sentences (`relevance`'s cohort):
-    Z-norm, the passage-side twin of the query's T-norm."""
-    key = ("background", id(q["M"]))
-    if key not in _HUBNESS:
-        _HUBNESS[key] = (q["M"] @ background.T).mean(axis=1)
-    return _HUBNESS[key]
+def background_hubness(q: dict) -> np.ndarray:
+    """Each turn's mean cosine to the fixed background sentences (`relevance`'s cohort, the
+    run's `q["background"]`): Z-norm, the passage-side twin of the query's T-norm."""
+    return per_conversation(q, "background hubness", lambda: (q["M"] @ q["background"].T).mean(axis=1))
 
 
 def centred_cosines(q: dict) -> np.ndarray:
@@ -411,7 +404,7 @@ HUB_IDEAS = {
     "hubness over all conversations' turns, k 30, weight 1": lambda q: ranked_by(q, q["M"] @ q["vector"] - q["union", 30]),
     **{
         f"Z-norm: mean cosine to the background sentences, weight {w}": (
-            lambda q, w=w: ranked_by(q, q["M"] @ q["vector"] - w * background_hubness(q, q["background"]))
+            lambda q, w=w: ranked_by(q, q["M"] @ q["vector"] - w * background_hubness(q))
         )
         for w in (0.5, 1.0)
     },

@@ -87,14 +87,8 @@ class Lexicon:
         return self._cooc
 
 
-_LEXICONS: dict[int, Lexicon] = {}
-
-
 def lexicon(q: dict) -> Lexicon:
-    key = id(q["memories"])
-    if key not in _LEXICONS:
-        _LEXICONS[key] = Lexicon(q)
-    return _LEXICONS[key]
+    return replica.per_conversation(q, "lexicon", lambda: Lexicon(q))
 
 
 class Glove:
@@ -178,8 +172,7 @@ def linked(q: dict, score: dict[int, float], hits: int, max_df: int, weight: flo
 
 def session_scores(q: dict) -> np.ndarray:
     """Each turn's session's min-max scaled BM25 against the query (the third round's idea)."""
-    replica.session_bm25(q, 0.0, 0.0)  # builds the session index once per conversation
-    index, of, n = replica._SESSIONS[id(q["memories"])]
+    index, of, n = replica.session_index(q)
     s = replica.bm25s_scores(index, q["text"], n)
     return (replica.minmax(s) if s.max() > s.min() else np.zeros(n))[of]
 
