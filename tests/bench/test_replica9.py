@@ -132,7 +132,7 @@ def test_a_second_models_vectors_are_found_by_text_and_the_command_reads_them(tm
     Q[order["queries"].index(questions[0]["text"])] = P[target]
     unit = lambda X: (X / np.linalg.norm(X, axis=1, keepdims=True)).astype(np.float32)
     np.savez(tmp_path / "second.npz", queries=unit(Q), passages=unit(P))
-    model = replica9.SecondModel(tmp_path / "second.npz", texts)
+    model = replica9.SecondModel("toy", tmp_path / "second.npz", texts)
     q = questions[0]
     cos = model.cosines(q)
     assert q["memories"][int(cos.argmax())].content == order["passages"][target] and cos.max() == pytest.approx(1.0, abs=1e-5)
@@ -140,4 +140,4 @@ def test_a_second_models_vectors_are_found_by_text_and_the_command_reads_them(tm
                                      "--texts", str(texts), "--second", f"toy={tmp_path / 'second.npz'}"])
     replica9.main()
     out = capsys.readouterr().out
-    assert "| toy alone (cosine) |" in out and "| toy as a third leg, weight 0.3 |" in out and "best on each half" in out
+    assert "| toy alone (cosine) |" in out and "| toy as a second semantic leg, weight 0.3 |" in out and "best on each half" in out

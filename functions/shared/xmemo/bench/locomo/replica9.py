@@ -90,7 +90,7 @@ class Nouns:
 
 
 def class_documents(q: dict, nouns: Nouns, senses: int, up: int, min_depth: int) -> list[list[str]]:
-    """Per memory, the stems of its nouns' hypernyms (each class once a memory)."""
+    """Per memory, the stems of its nouns' hypernyms (each class word once a memory)."""
 
     def build() -> list[list[str]]:
         docs = []
@@ -139,14 +139,15 @@ class SecondModel:
     order of `texts.json`'s lists, L2-normalised): a second semantic leg, tried before any
     model is bundled."""
 
-    def __init__(self, vectors: Path, texts: Path):
+    def __init__(self, name: str, vectors: Path, texts: Path):
+        self.name = name
         order = json.loads(texts.read_text())
         data = np.load(vectors)
         self.query = dict(zip(order["queries"], data["queries"]))
         self.passage = dict(zip(order["passages"], data["passages"]))
 
     def cosines(self, q: dict) -> np.ndarray:
-        P = per_conversation(q, ("second model", id(self)), lambda: np.stack([self.passage[m.content] for m in q["memories"]]))
+        P = per_conversation(q, ("second model", self.name), lambda: np.stack([self.passage[m.content] for m in q["memories"]]))
         return P @ self.query[q["text"]]
 
 
@@ -161,17 +162,18 @@ def second_rows(models: dict[str, SecondModel]) -> dict:
     for name, model in models.items():
         out[f"{name} alone (cosine)"] = lambda q, m=model: list(np.argsort(-m.cosines(q), kind="stable"))
         for w in (0.2, 0.3, 0.5, 0.7, 1.0):
-            out[f"{name} as a third leg, weight {w:g}"] = (
+            out[f"{name} as a second semantic leg, weight {w:g}"] = (
                 lambda q, m=model, w=w: ranked(replica4.add_leg(fused(q), top_scores(m.cosines(q)), w)))
         # with the eighth round's best family (bm25s, exact graph): do the two gains add up?
-        out[f"{name} as a third leg, weight 0.2, and neighbour documents (10 nearest by cosine in other locations), weight 0.2"] = (
+        out[f"{name} as a second semantic leg, weight 0.2, and neighbour documents (10 nearest by cosine in other locations), weight 0.2"] = (
             lambda q, m=model: ranked(replica4.add_leg(replica4.add_leg(fused(q), top_scores(m.cosines(q)), 0.2),
                                                        replica8.neighbour_scores(q, "cosine", 10, True), 0.2)))
-    if len(models) > 1:
+    if len(models) == 2:
+        first, second = models.values()
         for w in (0.2, 0.3, 0.5):
-            out[f"all of {' + '.join(models)} as third and fourth legs, weight {w:g} each"] = (
-                lambda q, w=w: ranked(replica4.add_leg(replica4.add_leg(fused(q), top_scores(list(models.values())[0].cosines(q)), w),
-                                                       top_scores(list(models.values())[1].cosines(q)), w)))
+            out[f"both: {' and '.join(models)} as second and third semantic legs, weight {w:g} each"] = (
+                lambda q, w=w: ranked(replica4.add_leg(replica4.add_leg(fused(q), top_scores(first.cosines(q)), w),
+                                                       top_scores(second.cosines(q)), w)))
     return out
 
 
@@ -185,6 +187,8 @@ def main() -> None:
     p.add_argument("--texts", type=Path, help="the JSON of question and turn texts the --second files follow")
     p.add_argument("--write-texts", type=Path, help="only write that JSON (sorted questions and turns) for another embedder")
     args = p.parse_args()
+    if args.second and not args.texts:
+        p.error("--second needs --texts: the JSON its vectors' rows follow")
     if args.write_texts:
         questions = replica.collect(args.data, args.cache)
         memories = {m.content for q in questions for m in q["memories"]}
@@ -193,7 +197,7 @@ def main() -> None:
     if args.second:
         cache = replica.open_cache(args.cache)
         questions = replica.collect(args.data, cache)
-        models = {n: SecondModel(Path(f), args.texts) for n, f in (a.split("=", 1) for a in args.second)}
+        models = {n: SecondModel(n, Path(f), args.texts) for n, f in (a.split("=", 1) for a in args.second)}
         replica8.report_by_family(questions, second_rows(models), tuple(models))
         return
     nouns = Nouns(args.wordnet)
