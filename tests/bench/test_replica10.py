@@ -48,6 +48,15 @@ def test_e5s_prefixes_are_swapped(tmp_path: Path, questions: list[dict]):
     assert as_queries[turn] == pytest.approx(float(cache.inner.embed_query(q["memories"][turn].content) @ q["vector"]), abs=1e-5)
 
 
+def test_shared_terms_count_the_missed_evidence_by_how_rare_the_shared_word_is(questions: list[dict]):
+    """"Where did Bo's sister move?" (multi-hop, one per conversation) is answered by "Bo: My
+    sister moved to Lisbon in spring.": it shares "sister" and "move" (each in that memory alone)
+    and "bo" (in more). With nothing taken as found (k 0), both answers are missed and share a
+    word in at most 30 % of the memories, none in at most 10 %; recall's first ten find both."""
+    assert replica10.shared_terms(questions, (1.0, 0.3, 0.1), k=0) == (2, {1.0: 2, 0.3: 2, 0.1: 0})
+    assert replica10.shared_terms(questions, (1.0,)) == (0, {1.0: 0})
+
+
 def test_the_tenth_round_command_runs(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setattr("sys.argv", ["replica10", "--data", str(_tiny_locomo(tmp_path)), "--cache", str(tmp_path / "vc")])
     replica10.main()
@@ -59,3 +68,4 @@ def test_the_tenth_round_command_runs(tmp_path: Path, capsys, monkeypatch):
         assert row in out
     assert "| bm25 k1 1.2, b 0.75 |" not in out  # FTS5's own: the emulated row
     assert out.count("the halves") == 1 + len(replica10.FAMILIES)
+    assert "multi-hop evidence turns missed by recall's first ten: 0; sharing a term with the question, 0 with one in at most 100% " in out

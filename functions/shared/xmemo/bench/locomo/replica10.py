@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ... import text
 from ...store import fts5rank
 from . import replica, replica4, replica8, replica9
 from .replica import fused, per_conversation, ranked
@@ -51,6 +52,25 @@ def memories_as_queries(cache: VectorCache, q: dict) -> np.ndarray:
     return Q @ q["vector"]
 
 
+def shared_terms(questions: list[dict], cuts: tuple[float, ...] = (1.0, 0.3, 0.1, 0.05), category: str = "1", k: int = 10) -> tuple[int, dict]:
+    """Of the evidence turns of `category` questions that `recall`'s first `k` miss: how many,
+    and per cut how many share with the question a term in at most that share of the
+    conversation's memories: what any weighting of the shared words could reach."""
+    missed, sharing = 0, dict.fromkeys(cuts, 0)
+    for q in questions:
+        if str(q["category"]) != category:
+            continue
+        seen = {d for i in ranked(fused(q))[:k] for d in q["turns"][i]}
+        stems = replica8._fts_rows(q)["stems"]
+        df = {t: sum(t in row for row in stems) for t in text.query_terms(q["text"], strict=False)}
+        for i, turns in enumerate(q["turns"]):
+            for _ in (q["evidence"] & set(turns)) - seen:
+                missed += 1
+                for cut in cuts:
+                    sharing[cut] += any(t in stems[i] and n <= cut * len(stems) for t, n in df.items())
+    return missed, sharing
+
+
 def rows(cache: VectorCache) -> dict:
     out = replica8.kept_row()
     fts5 = (fts5rank.K1, fts5rank.B)
@@ -77,6 +97,9 @@ def main() -> None:
     args = p.parse_args()
     cache = replica.open_cache(args.cache)
     questions = replica.collect(args.data, cache)
+    missed, sharing = shared_terms(questions)
+    print(f"multi-hop evidence turns missed by recall's first ten: {missed}; sharing a term with the question, "
+          + ", ".join(f"{n} with one in at most {cut:.0%} of the memories" for cut, n in sharing.items()) + "\n")
     replica8.report_by_family(questions, rows(cache), FAMILIES)
     cache.save()
 
