@@ -426,6 +426,18 @@ def recall10(q: dict, order: list[int], k: int = 10) -> float:
     return len(q["evidence"] & seen) / len(q["evidence"])
 
 
+def missed_evidence(questions: list[dict], category: str = "1", k: int = 10):
+    """(question, row) once per evidence turn of a `category` question that `recall`'s first
+    `k` miss: what a new signal would have to bring in."""
+    for q in questions:
+        if str(q["category"]) != category:
+            continue
+        seen = {d for i in ranked(fused(q))[:k] for d in q["turns"][i]}
+        for i, turns in enumerate(q["turns"]):
+            for _ in (q["evidence"] & set(turns)) - seen:
+                yield q, i
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)

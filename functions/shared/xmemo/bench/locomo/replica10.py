@@ -57,17 +57,12 @@ def shared_terms(questions: list[dict], cuts: tuple[float, ...] = (1.0, 0.3, 0.1
     and per cut how many share with the question a term in at most that share of the
     conversation's memories: what any weighting of the shared words could reach."""
     missed, sharing = 0, dict.fromkeys(cuts, 0)
-    for q in questions:
-        if str(q["category"]) != category:
-            continue
-        seen = {d for i in ranked(fused(q))[:k] for d in q["turns"][i]}
+    for q, i in replica.missed_evidence(questions, category, k):
         stems = replica8._fts_rows(q)["stems"]
-        df = {t: sum(t in row for row in stems) for t in text.query_terms(q["text"], strict=False)}
-        for i, turns in enumerate(q["turns"]):
-            for _ in (q["evidence"] & set(turns)) - seen:
-                missed += 1
-                for cut in cuts:
-                    sharing[cut] += any(t in stems[i] and n <= cut * len(stems) for t, n in df.items())
+        shared = [sum(t in row for row in stems) for t in text.query_terms(q["text"], strict=False) if t in stems[i]]
+        missed += 1
+        for cut in cuts:
+            sharing[cut] += any(n <= cut * len(stems) for n in shared)
     return missed, sharing
 
 

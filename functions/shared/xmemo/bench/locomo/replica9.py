@@ -108,16 +108,9 @@ def class_reach(questions: list[dict], nouns: Nouns, category: str = "1") -> tup
     and how many have a class word (1 sense, 4 up, depth >= 4) among the question's terms,
     the most a class leg can reach."""
     missed = reachable = 0
-    for q in questions:
-        if str(q["category"]) != category:
-            continue
-        seen = {d for i in ranked(fused(q))[:10] for d in q["turns"][i]}
-        terms = set(text.query_terms(q["text"], strict=False))
-        documents = class_documents(q, nouns, 1, 4, 4)
-        for i, turns in enumerate(q["turns"]):
-            for _ in (q["evidence"] & set(turns)) - seen:
-                missed += 1
-                reachable += not terms.isdisjoint(documents[i])
+    for q, i in replica.missed_evidence(questions, category):
+        missed += 1
+        reachable += not set(text.query_terms(q["text"], strict=False)).isdisjoint(class_documents(q, nouns, 1, 4, 4)[i])
     return missed, reachable
 
 
