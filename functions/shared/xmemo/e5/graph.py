@@ -62,8 +62,11 @@ class _Builder:
         return self.op("LayerNormalization", x, self.const(name + ".w", weight), self.const(name + ".b", bias), axis=-1, epsilon=eps)
 
 
-def encoder(weights: Weights) -> bytes:
-    """The serialised ONNX model: input `x` [tokens, hidden] float32, output `pooled` [hidden]."""
+def encoder(weights: Weights, states_after: tuple[int, ...] = ()) -> bytes:
+    """The serialised ONNX model: input `x` [tokens, hidden] float32, output `pooled` [hidden];
+    and for each layer number `n` in `states_after` (1 = the first layer), an output
+    `states{n}` [tokens, hidden]: every token's hidden state after that layer, for
+    token-level matching (late interaction), from the same run as the pooled vector."""
     s, t = weights.shape, weights.tensors
     hd = s.hidden // s.heads
     g = _Builder()
@@ -91,10 +94,13 @@ def encoder(weights: Weights) -> bytes:
         gelu = g.op("Mul", g.op("Mul", inner, half), g.op("Add", g.op("Erf", g.op("Div", inner, root2)), one))
         out = g.linear(gelu, p + "fo", t[p + "fo.w"], t[p + "fo.b"])
         x = g.layer_norm(g.op("Add", x, out), p + "oln", t[p + "oln.w"], t[p + "oln.b"], s.eps)
+        if layer + 1 in states_after:
+            g.nodes.append(pb.node("Identity", [x], [f"states{layer + 1}"]))
     g.nodes.append(pb.node("ReduceMean", [x], ["pooled"], axes=[0], keepdims=0))
     return pb.model(
         g.nodes, g.initializers,
         inputs=[pb.value_info("x", pb.FLOAT, ["tokens", s.hidden])],
-        outputs=[pb.value_info("pooled", pb.FLOAT, [s.hidden])],
+        outputs=[pb.value_info("pooled", pb.FLOAT, [s.hidden])]
+        + [pb.value_info(f"states{n}", pb.FLOAT, ["tokens", s.hidden]) for n in sorted(states_after)],
         opsets={"": 17, "com.microsoft": 1},
     )
