@@ -14,10 +14,10 @@ from xmemo.bench.locomo import replica, replica11
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> tuple[list[dict], replica11.TokenStates]:
+def tiny(tmp_path_factory) -> tuple[list[dict], replica11.TextStates]:
     tmp = tmp_path_factory.mktemp("r11")
     questions = replica.collect(_tiny_locomo(tmp), tmp / "vc")
-    return questions, replica11.TokenStates(layers=(10, 12), threads=1).add(questions)
+    return questions, replica11.TextStates(layers=(10, 12), threads=1).add(questions)
 
 
 def _question(questions: list[dict], text: str) -> dict:
@@ -90,3 +90,14 @@ def test_the_eleventh_round_command_runs(tmp_path: Path, capsys, monkeypatch):
     french_korean = out[out.index("The French/Korean set"):]
     assert "| replica of recall (kept settings) | 1.000 |" in french_korean and "| idea | R@5 | cross | fr | ko |" in french_korean
     assert "MaxSim over the fetched pool, layer 10, int8 states: p50 " in out
+    assert "Leave one conversation out, over recall and the 12 pool-leg rows" in out
+
+
+def test_leave_one_out_scores_each_conversation_by_the_row_best_on_the_others(tiny):
+    """Row "b" is perfect on conversation 0 and useless on 1, row "c" the other way round: each
+    conversation is scored by the row that is best on the other, so both score 0."""
+    questions, _ = tiny
+    perfect = lambda q: sorted(range(len(q["turns"])), key=lambda i: not (q["evidence"] & set(q["turns"][i])))
+    table = {"b": lambda q: perfect(q) if q["conversation"] == 0 else [], "c": lambda q: perfect(q) if q["conversation"] == 1 else []}
+    r10, multi, chosen = replica11.leave_one_out(questions, table)
+    assert (r10, multi, chosen) == (0.0, 0.0, ["c", "b"])
