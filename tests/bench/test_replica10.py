@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.bench.test_replica9 import _tiny_locomo
+from tests.bench.test_replica9 import _tiny_locomo, run_on_tiny
 from xmemo.bench.locomo import replica, replica8, replica10
 from xmemo.store import fts5rank
 
@@ -58,11 +58,7 @@ def test_shared_terms_count_the_missed_evidence_by_how_rare_the_shared_word_is(q
 
 
 def test_the_tenth_round_command_runs(tmp_path: Path, capsys, monkeypatch):
-    monkeypatch.setattr("sys.argv", ["replica10", "--data", str(_tiny_locomo(tmp_path)), "--cache", str(tmp_path / "vc")])
-    replica10.main()
-    out = capsys.readouterr().out
-    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
-    assert first.split(" | ")[1] == "1.0000"
+    out = run_on_tiny(replica10, tmp_path, capsys, monkeypatch)
     for row in ("| bm25 k1 0.9, b 0.5 |", "| bm25 with Lucene's IDF, k1 1.5, b 0.75 |",
                 "| question as a passage: in place of the semantic leg |", "| memories as queries: a second semantic leg, weight 0.3 |"):
         assert row in out

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.bench.test_replica9 import _tiny_locomo
+from tests.bench.test_replica9 import _tiny_locomo, run_on_tiny
 from xmemo.bench.locomo import replica, replica11
 
 
@@ -77,11 +77,7 @@ def test_a_question_recall_answers_with_nothing_stays_empty(tiny):
 
 
 def test_the_eleventh_round_command_runs(tmp_path: Path, capsys, monkeypatch):
-    monkeypatch.setattr("sys.argv", ["replica11", "--data", str(_tiny_locomo(tmp_path)), "--cache", str(tmp_path / "vc")])
-    replica11.main()
-    out = capsys.readouterr().out
-    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
-    assert first.split(" | ")[1] == "1.0000"
+    out = run_on_tiny(replica11, tmp_path, capsys, monkeypatch)
     for row in ("| layer 10: leg over the fetched pool, the pool's IDF, weight 0.5 |", "| layer 12: alone (every memory, the holder's IDF) |",
                 "| layer 11 variant: leg over the fetched pool, the pool's IDF, 1-bit states, weight 0.5 |",
                 "| layer 10 variant: re-ranking recall's candidates, the pool's IDF, weight 1 |"):

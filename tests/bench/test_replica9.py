@@ -81,6 +81,18 @@ def _tiny_locomo(tmp_path: Path) -> Path:
     return path
 
 
+def run_on_tiny(module, tmp_path: Path, capsys, monkeypatch, *extra: str) -> str:
+    """A replica command's output on the tiny LoCoMo file, once its first row (`recall` as it
+    is) is seen to find every answer there."""
+    name = module.__name__.rsplit(".", 1)[1]
+    monkeypatch.setattr("sys.argv", [name, "--data", str(_tiny_locomo(tmp_path)), "--cache", str(tmp_path / "vc"), *extra])
+    module.main()
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
+    assert first.split(" | ")[1] == "1.0000"
+    return out
+
+
 def test_a_class_the_question_names_finds_the_member(nouns: replica9.Nouns, tmp_path: Path):
     """"What hobby did Ann start?" names no word of the pottery turns; their class words do.
     At weight 0 the leg gives back `recall`'s ranking."""
@@ -99,11 +111,7 @@ def test_a_class_the_question_names_finds_the_member(nouns: replica9.Nouns, tmp_
 
 def test_the_ninth_round_command_runs(tmp_path: Path, capsys, monkeypatch):
     wordnet = _write_wordnet(tmp_path / "wordnet")
-    monkeypatch.setattr("sys.argv", ["replica9", "--data", str(_tiny_locomo(tmp_path)), "--cache", str(tmp_path / "vc"), "--wordnet", str(wordnet)])
-    replica9.main()
-    out = capsys.readouterr().out
-    first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
-    assert first.split(" | ")[1] == "1.0000"
+    out = run_on_tiny(replica9, tmp_path, capsys, monkeypatch, "--wordnet", str(wordnet))
     assert "| class leg: 1 senses, 3 up, depth >= 4, weight 0.2 |" in out
     assert "| class column: 1 senses, 3 up, depth >= 4, weight 0.2 |" in out
     assert "multi-hop evidence turns missed by recall's first ten: " in out and out.count("the halves") == 3
