@@ -47,7 +47,7 @@ def test_token_states_keep_their_direction_and_come_back_from_their_bytes():
     kept = late.TokenStates.of(np.arange(100, 134), x)
     assert kept.rows.dtype == np.int8 and np.all(np.sum(kept.states() * x, axis=1) > 0.999)
     data = kept.to_bytes()
-    assert len(data) == 5 + 34 * (4 + 4 + 384)
+    assert len(data) == 7 + 34 * (4 + 4 + 384)
     back = late.TokenStates.from_bytes(data)
     assert np.array_equal(back.ids, kept.ids) and np.array_equal(back.rows, kept.rows) and np.array_equal(back.scales, kept.scales)
     for bad in (data[:-1], b"\x02" + data[1:]):

