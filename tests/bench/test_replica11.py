@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.bench.test_replica9 import _tiny_locomo, run_on_tiny
+from xmemo import late
 from xmemo.bench.locomo import replica, replica11
 
 
@@ -85,8 +86,9 @@ def test_the_eleventh_round_command_runs(tmp_path: Path, capsys, monkeypatch):
     assert out.count("the halves") == 1 + len(replica11.FAMILIES)
     french_korean = out[out.index("The French/Korean set"):]
     assert "| replica of recall (kept settings) | 1.000 |" in french_korean and "| idea | R@5 | cross | fr | ko |" in french_korean
-    assert "MaxSim over the fetched pool, layer 10, int8 states: p50 " in out
+    assert f"MaxSim over the fetched pool, layer {late.LAYER}, int8 states: p50 " in out
     assert "Leave one conversation out, over recall and the 12 pool-leg rows" in out
+    assert "Embedding a question, one thread, the vector: p50 " in out and "the vector and token states: p50 " in out
 
 
 def test_leave_one_out_scores_each_conversation_by_the_row_best_on_the_others(tiny):

@@ -197,14 +197,30 @@ def pool_cost(questions: list[dict], states: TextStates, layer: int) -> tuple[fl
     return float(np.percentile(times, 50)), float(np.percentile(times, 95)), float(np.mean([len(b) for b in stored.values()]))
 
 
+def embedding_cost(questions: list[dict], layer: int) -> dict[str, tuple[float, float]]:
+    """p50 and p95 ms to embed each question on one thread: the vector alone (as `recall` does
+    now), and the vector with the layer's token states from the same run (as the leg needs)."""
+    plain, layered = E5Engine(threads=1), E5Engine(threads=1, states_after=(layer,))
+    out = {}
+    for name, embed in (("vector", plain.query), ("vector and token states", lambda t: layered.with_states(t, True))):
+        times = []
+        for q in questions:
+            start = time.perf_counter()
+            embed(q["text"])
+            times.append((time.perf_counter() - start) * 1000)
+        out[name] = (float(np.percentile(times, 50)), float(np.percentile(times, 95)))
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
     p.add_argument("--multilingual", type=Path, default=multilingual.DEFAULT_PATH)
+    p.add_argument("--captions", action="store_true", help="turns with their images' captions, as `xmemo bench locomo --captions`")
     args = p.parse_args()
     cache = replica.open_cache(args.cache)
-    questions = replica.collect(args.data, cache)
+    questions = replica.collect(args.data, cache, captions=args.captions)
     others = replica.collect(None, cache, conversations=[multilingual.load(args.multilingual)])
     states = TextStates().add(questions).add(others)
     table = rows(states)
@@ -219,6 +235,8 @@ def main() -> None:
     p50, p95, size = pool_cost(questions, states, late.LAYER)
     print(f"\nMaxSim over the fetched pool, layer {late.LAYER}, int8 states: p50 {p50:.1f} ms, p95 {p95:.1f} ms a question; "
           f"a memory's states: {size:.0f} bytes on average (int8 rows, a float32 scale and an int32 id per token, and a 7-byte header)")
+    for name, (p50, p95) in embedding_cost(questions, late.LAYER).items():
+        print(f"Embedding a question, one thread, the {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     cache.save()
 
 
