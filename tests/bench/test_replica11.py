@@ -95,7 +95,8 @@ def test_leave_one_out_scores_each_conversation_by_the_row_best_on_the_others(ti
     """Row "b" is perfect on conversation 0 and useless on 1, row "c" the other way round: each
     conversation is scored by the row that is best on the other, so both score 0."""
     questions, _ = tiny
-    perfect = lambda q: sorted(range(len(q["turns"])), key=lambda i: not (q["evidence"] & set(q["turns"][i])))
-    table = {"b": lambda q: perfect(q) if q["conversation"] == 0 else [], "c": lambda q: perfect(q) if q["conversation"] == 1 else []}
-    r10, multi, chosen = replica11.leave_one_out(questions, table)
-    assert (r10, multi, chosen) == (0.0, 0.0, ["c", "b"])
+    conv = np.array([q["conversation"] for q in questions])
+    rows = [("b", 0.5, [1.0, 0.0], (conv == 0).astype(float)), ("c", 0.5, [0.0, 1.0], (conv == 1).astype(float))]
+    assert replica11.leave_one_out(questions, rows) == (0.0, 0.0, ["c", "b"])
+    rows = [("b", 0.25, [0.5, 0.0], 0.5 * (conv == 0)), ("c", 1.0, [1.0, 1.0], np.ones(len(questions)))]  # "c" best everywhere
+    assert replica11.leave_one_out(questions, rows) == (1.0, 1.0, ["c", "c"])

@@ -62,9 +62,9 @@ class TokenStates:
 
 def idf_weights(query_ids: Sequence[int], documents: Sequence[set[int]]) -> np.ndarray:
     """Each question token's IDF among `documents` (the token id sets of the memories
-    scored), with BM25's smoothing: a token in all of them weighs about nothing."""
+    scored), with BM25's smoothing: positive, and about nothing for a token in all of them."""
     n = len(documents)
-    return np.array([max(np.log((n + 1) / (sum(int(t) in ids for ids in documents) + 0.5)), 0.0) for t in query_ids])
+    return np.array([np.log((n + 1) / (sum(int(t) in ids for ids in documents) + 0.5)) for t in query_ids])
 
 
 def maxsim(query_states: np.ndarray, documents: Sequence[np.ndarray], weights: np.ndarray | None = None) -> np.ndarray:

@@ -108,10 +108,8 @@ def reranked(q: dict, s: np.ndarray, weight: float) -> list[int]:
     if not score:
         return []
     idx = list(score)
-    v = s[idx]
-    scaled = (v - v.min()) / (v.max() - v.min()) if v.max() > v.min() else np.ones_like(v)
     top = max(score.values())
-    return ranked({i: score[i] + weight * top * float(x) for i, x in zip(idx, scaled)})
+    return ranked({i: score[i] + weight * top * float(x) for i, x in zip(idx, replica.minmax(s[idx]))})
 
 
 def rows(states: TextStates) -> dict:
@@ -151,18 +149,18 @@ def multilingual_rows(states: TextStates) -> dict:
     return out
 
 
-def leave_one_out(questions: list[dict], table: dict) -> tuple[float, float, list[str]]:
-    """A stricter check than the halves: for each conversation, the row of `table` with the best
-    R@10 on the other conversations, scored on it. Returns the R@10 and multi-hop R@10 of those
-    held-out choices over all questions, and the row chosen for each conversation."""
-    names = list(table)
-    r = np.array([[replica.recall10(q, table[name](q)) for q in questions] for name in names])
+def leave_one_out(questions: list[dict], rows: list[tuple]) -> tuple[float, float, list[str]]:
+    """A stricter check than the halves: for each conversation, the row (of `replica5.report`'s,
+    with each question's R@10) with the best R@10 on the other conversations, scored on it.
+    Returns the R@10 and multi-hop R@10 of those held-out choices over all questions, and the
+    row chosen for each conversation."""
+    r = np.array([row[3] for row in rows])
     conv = np.array([q["conversation"] for q in questions])
     held, chosen = np.zeros(len(questions)), []
     for c in sorted(set(conv)):
         best = int(np.argmax(r[:, conv != c].mean(axis=1)))
         held[conv == c] = r[best, conv == c]
-        chosen.append(names[best])
+        chosen.append(rows[best][0])
     multi = np.array([str(q["category"]) == "1" for q in questions])
     return float(held.mean()), float(held[multi].mean()) if multi.any() else float("nan"), chosen
 
@@ -223,10 +221,9 @@ def main() -> None:
     questions = replica.collect(args.data, cache, captions=args.captions)
     others = replica.collect(None, cache, conversations=[multilingual.load(args.multilingual)])
     states = TextStates().add(questions).add(others)
-    table = rows(states)
-    replica8.report_by_family(questions, table, FAMILIES)
+    found = replica8.report_by_family(questions, rows(states), FAMILIES)
     legs = FAMILIES[: len(LAYERS)]  # each layer's pool leg at each weight
-    family = {name: rank for name, rank in table.items() if name in replica8.kept_row() or name.startswith(legs)}
+    family = [row for row in found if row[0] in replica8.kept_row() or row[0].startswith(legs)]
     r10, multi, chosen = leave_one_out(questions, family)
     print(f"\nLeave one conversation out, over recall and the {len(family) - 1} pool-leg rows (each conversation scored by the row "
           f"best on the others): R@10 {r10:.4f}, multi-hop {multi:.3f}; chosen: " + "; ".join(f"{i}: {n}" for i, n in enumerate(chosen)))

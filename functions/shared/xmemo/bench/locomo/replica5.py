@@ -206,7 +206,8 @@ def ideas(grid: bool = False) -> dict:
     return rows
 
 
-def report(questions: list[dict], rows: dict) -> list[tuple[str, float, list[float]]]:
+def report(questions: list[dict], rows: dict) -> list[tuple[str, float, list[float], np.ndarray]]:
+    """Prints the table; per row (name, R@10, [even half, odd half], each question's R@10)."""
     cats = sorted({q["category"] for q in questions})
     print("| idea | R@10 | " + " | ".join(f"cat {c}" for c in cats) + " | even half | odd half | R@50 |")
     print("|---|---|" + "---|" * len(cats) + "---|---|---|")
@@ -217,7 +218,7 @@ def report(questions: list[dict], rows: dict) -> list[tuple[str, float, list[flo
         by = [r[[q["category"] == c for q in questions]].mean() for c in cats]
         halves = [r[[q["conversation"] % 2 == h for q in questions]].mean() for h in (0, 1)]
         at50 = np.mean([recall10(q, o, 50) for q, o in zip(questions, orders)])
-        out.append((name, r.mean(), halves))
+        out.append((name, r.mean(), halves, r))
         print(f"| {name} | {r.mean():.4f} | " + " | ".join(f"{b:.3f}" for b in by)
               + f" | {halves[0]:.4f} | {halves[1]:.4f} | {at50:.4f} |", flush=True)
     return out

@@ -359,15 +359,16 @@ FAMILIES = ("adjacent penalty", "topic clusters", "interrogative prior", "neighb
             "neighbour documents: csls", "neighbour documents: incremental", "neighbour vote", "question without")
 
 
-def report_by_family(questions: list[dict], table: dict, families: tuple[str, ...]) -> None:
+def report_by_family(questions: list[dict], table: dict, families: tuple[str, ...]) -> list[tuple]:
     """The table (`replica5.report`), then the halves rule over all rows and within each family
-    (rows whose name starts with it, beside the first row)."""
+    (rows whose name starts with it, beside the first row); returns the report's rows."""
     found = replica5.report(questions, table)
     for family in ("",) + families:
         among = [found[0]] + [r for r in found[1:] if r[0].startswith(family)]
         best, per_half = replica.halves_rule(among)
         print(f"\n{family or 'all rows'}: best overall: {best}; best on each half: {per_half}; "
               + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
+    return found
 
 
 def main() -> None:
