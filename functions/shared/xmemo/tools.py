@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import struct
 import unicodedata
 from datetime import timedelta
 from typing import Any
 
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import NotFound, OutOfBounds
-from .embedding import query_vector
+from .embedding import QueryTokens, passage_embeddings, query_embedding
 from .models import (
     CONTENT_MAX,
     LOCATION_MAX,
@@ -44,7 +45,7 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import NearDuplicates, Plan, Ranked, boost_groups, discount_hubs, fuse, lexical_only
+from .retrieval import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
 from .services import Services
 
 
@@ -69,9 +70,10 @@ def remember(svc: Services, principal: Principal, inp: RememberInput) -> Remembe
         rf = read_filter(principal, now, include_temporary=principal.has(TEMPORARY))
         if svc.store.get(inp.supersedes, rf) is None:
             raise NotFound()
-    embedding = None
+    embedding = token_states = None
     if svc.embedder is not None:
-        embedding = tuple(float(x) for x in svc.embedder.embed_passages([captured.content])[0])
+        vectors, states = passage_embeddings(svc.embedder, [captured.content])
+        embedding, token_states = tuple(float(x) for x in vectors[0]), states[0]
     ttl = (inp.ttl_seconds or TTL_DEFAULT) if inp.temporary else None
     memory = Memory(
         reference=new_reference(int(now.timestamp() * 1000)),
@@ -93,6 +95,7 @@ def remember(svc: Services, principal: Principal, inp: RememberInput) -> Remembe
         supersedes=inp.supersedes,
         content_sha256=content_hash(captured.content),
         embedding=embedding,
+        token_states=token_states,
     )
     stored, duplicate = svc.store.insert(memory)
     if duplicate and not _may_read(principal, stored):
@@ -142,7 +145,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.retrieval
-    vector = query_vector(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else None
+    vector, tokens = query_embedding(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else (None, None)
     semantic_k = max(s.semantic_candidates, wanted)
     pool = semantic_k * s.hub_pool if s.hub_weight > 0 else semantic_k
     cands = svc.store.search(inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=pool, strict=False)
@@ -155,9 +158,10 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     crowded = len(cands.semantic) >= s.semantic_candidates
     floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
     fetched = len(cands.semantic)
+    pool = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores)
-    ranked = boost_groups(fused, s.group_weight)
+    ranked, late = _late_leg(svc, rf, boost_groups(fused, s.group_weight), pool, tokens)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
@@ -172,10 +176,34 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
             **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
         },
         fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "group_weight": s.group_weight, "results": len(ranked)},
+        late=late,
         filters=_filters_of(inp),
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
     )
     return ranked, plan
+
+
+def _late_leg(svc: Services, rf: Any, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None) -> tuple[list[Ranked], dict[str, Any]]:
+    """The late-interaction leg (`xmemo.late`) over the memories the legs fetched, joined to
+    a ranking that is not empty (`retrieval.add_late_leg`), and what it did for the plan.
+    A memory without stored states (or in a form this version does not read) is not scored."""
+    s = svc.retrieval
+    if tokens is None or s.late_weight <= 0:
+        return ranked, {"used": False}
+    if not ranked:
+        return ranked, {"used": False, "reason": "nothing relevant"}
+    from .late import LAYER, TokenStates, pool_scores
+
+    stored = svc.store.token_states([m.reference for m in pool], rf)
+    scored: list[tuple[Memory, TokenStates]] = []
+    for m in pool:
+        try:
+            scored.append((m, TokenStates.from_bytes(stored[m.reference])))
+        except (KeyError, ValueError, struct.error):
+            continue
+    scores = pool_scores(tokens.ids, tokens.states, [t for _, t in scored])
+    ranked = add_late_leg(ranked, [m for m, _ in scored], scores, s.late_weight, s.late_candidates)
+    return ranked, {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
 
 
 PACK_CANDIDATES_PER_ITEM = 2

@@ -59,6 +59,12 @@ class MemoryStore(Protocol):
         given, nearest neighbours by cosine; both within `rf`, best first, equal scores
         newest first (recency is the tie-breaker)."""
 
+    def token_states(self, references: Sequence[str], rf: ReadFilter) -> dict[str, bytes]:
+        """The stored token states (`late.TokenStates.to_bytes()`) of those of `references`
+        that `rf` lets the caller see and that have them (a memory written without a local
+        embedder, or before states were kept, has none): what `recall`'s late-interaction
+        leg scores its candidate pool with."""
+
     def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
         """Delete the memory `reference`, or every memory matching `rf`; the count."""
 

@@ -48,9 +48,10 @@ def _kind(annotation: Any) -> str:
     return TEXT
 
 
-# Every field a record stores, with its kind. The embedding is not among them: each store
-# keeps the vector its own way (a BLOB beside the row, a `knn_vector` field).
-FIELDS: dict[str, str] = {name: _kind(f.annotation) for name, f in Memory.model_fields.items() if name != "embedding"}
+# Every field a record stores, with its kind. The embedding and token states are not among
+# them: each store keeps them its own way (BLOBs beside the row, a `knn_vector` field).
+DERIVED = ("embedding", "token_states")
+FIELDS: dict[str, str] = {name: _kind(f.annotation) for name, f in Memory.model_fields.items() if name not in DERIVED}
 # `holder` is derived from owner and team, and stored too: every visibility filter reads it.
 STORED: tuple[str, ...] = ("holder", *FIELDS)
 

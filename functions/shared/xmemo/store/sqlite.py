@@ -68,6 +68,8 @@ CREATE INDEX IF NOT EXISTS memories_dedup
     ON memories (boundary, bucket, temporary, content_sha256) WHERE superseded_by IS NULL;
 CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, location, created_at);
+-- token states (`late.TokenStates`, ~13 KB a memory) apart from the rows that every scan reads
+CREATE TABLE IF NOT EXISTS memory_states (rowid INTEGER PRIMARY KEY, states BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
 """ + CHANGES + ";\n"
@@ -352,6 +354,8 @@ class SQLiteStore:
             self._delete_rowids(conn, [existing["rowid"]])
         row["embedding"] = None if memory.embedding is None else np.asarray(memory.embedding, dtype=np.float32).tobytes()
         cur = conn.execute(f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+        if memory.token_states is not None:
+            conn.execute("INSERT INTO memory_states (rowid, states) VALUES (?, ?)", (cur.lastrowid, memory.token_states))
         self._index(conn, cur.lastrowid, memory)
         for rowid in [cur.lastrowid, *(r["rowid"] for r in self._neighbours(conn, cur.lastrowid))]:
             self._index_context(conn, rowid)
@@ -371,6 +375,7 @@ class SQLiteStore:
             conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", chunk)
             log_change(conn, chunk)
             conn.execute(f"DELETE FROM memories WHERE rowid IN ({marks})", chunk)
+            conn.execute(f"DELETE FROM memory_states WHERE rowid IN ({marks})", chunk)
         for rowid in touched:  # their context named the deleted memories' words
             self._index_context(conn, rowid)
 
@@ -455,6 +460,49 @@ class SQLiteStore:
 
         self._run(read)
         return out
+
+    def token_states(self, references: Sequence[str], rf: ReadFilter) -> dict[str, bytes]:
+        if not references:
+            return {}
+        where, params = where_clause(rf)
+        out: dict[str, bytes] = {}
+
+        def read(conn: sqlite3.Connection) -> None:
+            for start in range(0, len(references), 500):
+                chunk = list(references[start : start + 500])
+                rows = conn.execute(
+                    f"SELECT m.reference, s.states FROM memories m JOIN memory_states s ON s.rowid = m.rowid "
+                    f"WHERE {where} AND m.reference IN ({','.join('?' * len(chunk))})",
+                    [*params, *chunk],
+                )
+                out.update((r[0], r[1]) for r in rows)
+
+        self._run(read)
+        return out
+
+    def without_states(self, limit: int) -> list[Memory]:
+        """Up to `limit` memories that have a vector but no token states (written before
+        states were kept): what `add_states` fills in (`xmemo states`)."""
+        rows = self._run(lambda c: c.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE embedding IS NOT NULL "
+            f"AND rowid NOT IN (SELECT rowid FROM memory_states) ORDER BY rowid LIMIT ?", (int(limit),)).fetchall())
+        return [_row_to_memory(r) for r in rows]
+
+    def add_states(self, states: dict[str, bytes]) -> int:
+        """Keep token states for the memories named (by reference) that are still stored
+        and have none; how many were added."""
+
+        def tx(conn: sqlite3.Connection) -> int:
+            added = 0
+            for reference, data in states.items():
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO memory_states (rowid, states) SELECT rowid, ? FROM memories WHERE reference = ?",
+                    (data, reference),
+                )
+                added += cur.rowcount
+            return added
+
+        return self._write(tx)
 
     def _without_commonest(self, conn: sqlite3.Connection, terms: list[str], rows: int) -> list[str]:
         """An any-term query's terms less the commonest, while together they match more
