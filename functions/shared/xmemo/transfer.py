@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from . import tools
 from .auth import TEMPORARY, Principal
+from .embedding import passage_embeddings
 from .errors import CapturePolicyRefused
 from .models import ListInput, Memory
 from .policy import apply_policy_fields
@@ -88,8 +89,8 @@ def import_memories(
                 )
             )
         if svc.embedder is not None and ready:
-            vectors = svc.embedder.embed_passages([m.content for m in ready])
-            ready = [m.model_copy(update={"embedding": tuple(float(x) for x in v)}) for m, v in zip(ready, vectors)]
+            vectors, states = passage_embeddings(svc.embedder, [m.content for m in ready])
+            ready = [m.model_copy(update={"embedding": tuple(float(x) for x in v), "token_states": t}) for m, v, t in zip(ready, vectors, states)]
         for _, duplicate in svc.store.insert_many(ready):
             report.duplicates += duplicate
             report.stored += not duplicate

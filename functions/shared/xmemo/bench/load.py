@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..embedding import passage_embeddings
 from ._report import latency_summary, markdown_table, save
 
 DEFAULT_MIX = "recall=20,search=20,context=10,get=15,list=10,remember=20,forget=5"
@@ -98,8 +99,8 @@ def _flush(svc, batch: list) -> None:
     if not batch:
         return
     if svc.embedder is not None:
-        vectors = svc.embedder.embed_passages([m.content for m in batch])
-        batch[:] = [m.model_copy(update={"embedding": tuple(float(x) for x in v)}) for m, v in zip(batch, vectors)]
+        vectors, states = passage_embeddings(svc.embedder, [m.content for m in batch])
+        batch[:] = [m.model_copy(update={"embedding": tuple(float(x) for x in v), "token_states": t}) for m, v, t in zip(batch, vectors, states)]
     svc.store.insert_many(batch)
     batch.clear()
 

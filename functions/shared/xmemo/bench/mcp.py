@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from ..embedding import passage_embeddings, query_embedding
 from ._report import latency_summary, markdown_table, save
 
 TOPICS = ["deploy", "auth", "billing", "search", "cache", "queue", "schema", "retry", "quota", "backup", "tracing",
@@ -59,13 +60,24 @@ class _Batched:
         self._vectors: dict[str, Any] = {}
         for start in range(0, len(texts), batch):
             chunk = texts[start:start + batch]
-            self._vectors.update(zip(chunk, inner.embed_passages(chunk)))
+            vectors, states = passage_embeddings(inner, chunk)
+            self._vectors.update(zip(chunk, zip(vectors, states)))
+
+    def embed_passages_tokens(self, texts):
+        known = [self._vectors[t] if t in self._vectors else None for t in texts]
+        missing = [t for t, k in zip(texts, known) if k is None]
+        fresh = iter(zip(*passage_embeddings(self.inner, missing))) if missing else iter(())
+        pairs = [k if k is not None else next(fresh) for k in known]
+        return [v for v, _ in pairs], [s for _, s in pairs]
 
     def embed_passages(self, texts):
-        return [self._vectors[t] if t in self._vectors else self.inner.embed_passages([t])[0] for t in texts]
+        return self.embed_passages_tokens(texts)[0]
 
     def embed_query(self, text):
         return self.inner.embed_query(text)
+
+    def embed_query_tokens(self, text):
+        return query_embedding(self.inner, text)
 
 
 def ingest(data_dir: Path, embedder: str, items: list[dict[str, Any]]) -> float:

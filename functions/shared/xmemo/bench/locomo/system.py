@@ -14,7 +14,7 @@ import numpy as np
 from ... import tools
 from ...auth import principal_from_claims
 from ...config import Settings
-from ...embedding import Embedder
+from ...embedding import Embedder, QueryTokens, passage_embeddings, query_embedding
 from ...models import ContextInput, RecallInput, RememberInput
 from ...services import Services
 from ...store.base import MemoryStore
@@ -24,10 +24,11 @@ from .data import Turn
 
 class VectorCache:
     """An embedder that embeds each distinct text once: turns are embedded in batches up
-    front and the same vectors serve `remember` and the dense baseline. A question's
-    vector is kept only until `forget_query`, so each timed call that should pay for its
-    query embedding does. With `path`, vectors persist between runs (quick experiments;
-    latency then excludes query embedding and the report says so)."""
+    front and the same vectors (and token states, when the embedder gives them) serve
+    `remember` and the dense baseline. A question's embedding is kept only until
+    `forget_query`, so each timed call that should pay for its query embedding does. With
+    `path`, passages and questions persist between runs (quick experiments; latency then
+    excludes query embedding and the report says so)."""
 
     def __init__(self, inner: Embedder, path: Path | None = None, batch: int = 32):
         self.inner = inner
@@ -36,49 +37,91 @@ class VectorCache:
         self.persistent = path is not None
         self._path = path / f"vectors-{inner.name}.npz" if path is not None else None
         self._batch = batch
+        self._late = hasattr(inner, "embed_passages_tokens")
         self._passages: dict[str, np.ndarray] = {}
-        self._queries: dict[str, np.ndarray] = {}
+        self._states: dict[str, bytes] = {}
+        self._queries: dict[str, tuple[np.ndarray, QueryTokens | None]] = {}
+        self._saved_queries: dict[str, np.ndarray] = {}  # vectors saved without states: `embed_query_tokens` embeds again
         if self._path is not None and self._path.exists():
             with np.load(self._path) as saved:
-                for kind, table in (("p", self._passages), ("q", self._queries)):
-                    table.update(zip(saved[f"{kind}_keys"].tolist(), saved[f"{kind}_vectors"]))
+                self._load_queries(saved)
+                keys = saved["p_keys"].tolist()
+                self._passages.update(zip(keys, saved["p_vectors"]))
+                if "p_states" in saved:  # a file from before token states has none: they are embedded again
+                    blob, ends = saved["p_states"].tobytes(), saved["p_state_ends"].tolist()
+                    self._states.update((k, blob[a:b]) for k, a, b in zip(keys, [0, *ends[:-1]], ends) if b > a)
+
+    def _load_queries(self, saved) -> None:
+        keys = saved["q_keys"].tolist()
+        if "q_token_ends" not in saved:
+            self._saved_queries.update(zip(keys, saved["q_vectors"]))
+            return
+        ends, ids, states = saved["q_token_ends"].tolist(), saved["q_token_ids"], saved["q_token_states"]
+        for key, vector, a, b in zip(keys, saved["q_vectors"], [0, *ends[:-1]], ends):
+            if b > a:
+                self._queries[key] = (vector, QueryTokens(ids[a:b], states[a:b]))
+            else:
+                self._saved_queries[key] = vector
+
+    def _known(self, text: str) -> bool:
+        return text in self._passages and (not self._late or text in self._states)
 
     def prime(self, texts: Sequence[str], progress=None) -> None:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._passages))
+        missing = list(dict.fromkeys(t for t in texts if not self._known(t)))
         for start in range(0, len(missing), self._batch):
             chunk = missing[start : start + self._batch]
-            self._passages.update(zip(chunk, self.inner.embed_passages(chunk)))
+            vectors, states = passage_embeddings(self.inner, chunk)
+            self._passages.update(zip(chunk, vectors))
+            self._states.update((t, s) for t, s in zip(chunk, states) if s is not None)
             if progress is not None:
                 progress.update(len(chunk))
         if progress is not None:
             progress.update(len(texts) - len(missing))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_passages_tokens(texts)[0]
+
+    def embed_passages_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[bytes | None]]:
         self.prime(texts)
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._passages[t] for t in texts])
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        return np.stack([self._passages[t] for t in texts]), [self._states.get(t) for t in texts]
 
     def embed_query(self, text: str) -> np.ndarray:
+        saved = self._saved_queries.get(text)
+        return saved if saved is not None else self.embed_query_tokens(text)[0]
+
+    def embed_query_tokens(self, text: str) -> tuple[np.ndarray, QueryTokens | None]:
         if text not in self._queries:
-            self._queries[text] = self.inner.embed_query(text)
+            self._queries[text] = query_embedding(self.inner, text)
         return self._queries[text]
 
     def forget_query(self, text: str) -> None:
         if not self.persistent:
             self._queries.pop(text, None)
+            self._saved_queries.pop(text, None)
 
     def save(self) -> None:
+        """Passages and questions, with their states (questions' as the query cache keeps them, float16)."""
         if self._path is None:
             return
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        arrays = {}
-        for kind, table in (("p", self._passages), ("q", self._queries)):
-            arrays[f"{kind}_keys"] = np.array(list(table), dtype=str)
-            arrays[f"{kind}_vectors"] = (
-                np.stack(list(table.values())) if table else np.zeros((0, self.dimension), np.float32)
-            )
-        np.savez(self._path, **arrays)
+        keys = list(self._passages)
+        states = [self._states.get(k, b"") for k in keys]
+        queries = {**{k: (v, None) for k, v in self._saved_queries.items()}, **self._queries}
+        tokens = [t for _, t in queries.values()]
+        np.savez(
+            self._path,
+            p_keys=np.array(keys, dtype=str),
+            p_vectors=np.stack([self._passages[k] for k in keys]) if keys else np.zeros((0, self.dimension), np.float32),
+            p_states=np.frombuffer(b"".join(states), dtype=np.uint8),
+            p_state_ends=np.cumsum([len(x) for x in states], dtype=np.int64),
+            q_keys=np.array(list(queries), dtype=str),
+            q_vectors=np.stack([v for v, _ in queries.values()]) if queries else np.zeros((0, self.dimension), np.float32),
+            q_token_ids=np.concatenate([t.ids for t in tokens if t is not None] or [np.zeros(0, np.int64)]),
+            q_token_states=np.concatenate([t.states.astype(np.float16) for t in tokens if t is not None] or [np.zeros((0, self.dimension), np.float16)]),
+            q_token_ends=np.cumsum([0 if t is None else len(t.ids) for t in tokens], dtype=np.int64),
+        )
 
 
 class _Clock:
