@@ -470,9 +470,9 @@ class SQLiteStore:
         def read(conn: sqlite3.Connection) -> None:
             for start in range(0, len(references), 500):
                 chunk = list(references[start : start + 500])
-                rows = conn.execute(
-                    f"SELECT m.reference, s.states FROM memories m JOIN memory_states s ON s.rowid = m.rowid "
-                    f"WHERE {where} AND m.reference IN ({','.join('?' * len(chunk))})",
+                rows = conn.execute(  # NOT INDEXED: by rowid from the references, never the caller's holder index
+                    f"SELECT m.reference, s.states FROM memories m NOT INDEXED JOIN memory_states s ON s.rowid = m.rowid "
+                    f"WHERE {where} AND m.rowid IN (SELECT rowid FROM memories WHERE reference IN ({','.join('?' * len(chunk))}))",
                     [*params, *chunk],
                 )
                 out.update((r[0], r[1]) for r in rows)
