@@ -280,7 +280,7 @@ class RetrievalSettings(_Group):
         "(unless one memory holds every query term); below it only semantic evidence counts. -1 trusts words always.",
     )
     unknown_words_floor: float = Field(
-        0.08,
+        0.085,
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs when the store knows none of the query's words (typos, another "
