@@ -145,11 +145,11 @@ def test_replicas_follow_the_profile_on_the_live_index(app, osmem_clone):
     ops.init(client, plan)
     report = app.configure(client, "xmemo-memories", {"Replicas": "2"})
     assert report == {"replicas": 2}
-    settings = client.indices.get_settings(index="xmemo-memories")["xmemo-memories-v6"]["settings"]["index"]
+    settings = client.indices.get_settings(index="xmemo-memories")["xmemo-memories-v7"]["settings"]["index"]
     assert settings["number_of_replicas"] == "2"
     assert settings["search"]["slowlog"]["threshold"]["query"]["warn"] == "2s"
     app.configure(client, "xmemo-memories", {"Replicas": "0"})  # and back to dev
-    assert client.indices.get_settings(index="xmemo-memories")["xmemo-memories-v6"]["settings"]["index"]["number_of_replicas"] == "0"
+    assert client.indices.get_settings(index="xmemo-memories")["xmemo-memories-v7"]["settings"]["index"]["number_of_replicas"] == "0"
 
 
 @pytest.mark.integration
@@ -165,8 +165,8 @@ def test_a_create_event_initialises_and_configures_through_the_real_store(app, o
     event = {**EVENT, "ResourceProperties": {**EVENT["ResourceProperties"], "Replicas": "2"}}
     body = app.lambda_handler(event, Context(), put=lambda url, b: sent.append(b))
     assert body["Status"] == "SUCCESS", body["Reason"]
-    assert body["Data"] == {"action": "created", "alias": "xmemo-memories", "index": "xmemo-memories-v6", "replicas": "2"}
-    index = OpenSearch(hosts=[osmem_clone.url]).indices.get_settings(index="xmemo-memories")["xmemo-memories-v6"]
+    assert body["Data"] == {"action": "created", "alias": "xmemo-memories", "index": "xmemo-memories-v7", "replicas": "2"}
+    index = OpenSearch(hosts=[osmem_clone.url]).indices.get_settings(index="xmemo-memories")["xmemo-memories-v7"]
     assert index["settings"]["index"]["number_of_replicas"] == "2"
 
 

@@ -168,7 +168,7 @@ def _older_index(url: str, clock, caplog, version: int, without: str, warning: s
 def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, clock, caplog):
     client, svc, p, ask, reply = _older_index(osmem_clone.url, clock, caplog, 1, "context", "no neighbouring-context field")
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
-    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v1", "xmemo-memories-v6", 2, 2)
+    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v1", "xmemo-memories-v7", 2, 2)
     svc = os_services(osmem_clone.url, clock)  # a new process: the new index has the field
     assert embedded._recall(svc, p, "Lisbon") == [ask, reply]
     stems = lambda content: " ".join(text.stems(content))  # noqa: E731
@@ -180,12 +180,12 @@ def test_a_v1_index_runs_without_context_until_migrate_fills_it_in(osmem_clone, 
 def test_a_v2_index_runs_with_its_older_query_until_migrate_ranks_it_as_sqlite(osmem_clone, clock, caplog):
     """An index without the ranked `terms` (mapping v2) takes writes (no field it would
     refuse), answers the tolerant leg with its older query and no context, warns once;
-    `migrate` moves it to the current version (v6) and computes every document's terms."""
+    `migrate` moves it to the current version (v7) and computes every document's terms."""
     client, svc, p, ask, reply = _older_index(osmem_clone.url, clock, caplog, 2, "terms", "no analysed-terms field (mapping v2)")
     stored = client.search(index="xmemo-memories", body={"query": {"term": {"reference": ask}}})["hits"]["hits"][0]["_source"]
     assert "terms" not in stored
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
-    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v2", "xmemo-memories-v6", 2, 2)
+    assert (moved["from"], moved["to"], moved["copied"], moved["contexts"]) == ("xmemo-memories-v2", "xmemo-memories-v7", 2, 2)
     svc = os_services(osmem_clone.url, clock)
     assert embedded._recall(svc, p, "Lisbon") == [ask, reply]  # the reply through its neighbour's terms
     assert all(raw_terms(svc).values())

@@ -13,6 +13,7 @@ import pytest
 from xmemo import tools
 from xmemo.auth import principal_from_claims
 from xmemo.config import Settings
+from xmemo.embedding import passage_embeddings
 from xmemo.models import RecallInput, RememberInput
 from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore
@@ -54,7 +55,7 @@ def test_a_store_opened_with_embedder_a_then_b(osmem_clone, clock, b_name, b_dim
     a = services(osmem_clone.url, clock, Constant("model-a", 4, 0.5))
     tools.remember(a, ALICE, RememberInput(content="Ann: the ferry leaves at nine", location="chat/1"))
     tools.remember(a, ALICE, RememberInput(content="Bo: then we take the tram", location="chat/1"))
-    assert alias_targets(a.store.client, "xmemo-memories") == ["xmemo-memories-v6-model-a-4"]
+    assert alias_targets(a.store.client, "xmemo-memories") == ["xmemo-memories-v7-model-a-4"]
     assert set(map(tuple, vectors(a).values())) == {(0.5,) * 4}
 
     b_embedder = Constant(b_name, b_dimension, 0.25)
@@ -68,11 +69,11 @@ def test_a_store_opened_with_embedder_a_then_b(osmem_clone, clock, b_name, b_dim
 
     with pytest.raises(RuntimeError, match="run `xmemo opensearch migrate`"):
         migrate(b.store.client, b.store.plan)  # this process cannot embed: refused
-    assert alias_targets(b.store.client, "xmemo-memories") == ["xmemo-memories-v6-model-a-4"]
+    assert alias_targets(b.store.client, "xmemo-memories") == ["xmemo-memories-v7-model-a-4"]
 
-    b.store.plan.embed = lambda texts: b_embedder.embed_passages(texts).tolist()
+    b.store.plan.embed = lambda texts: passage_embeddings(b_embedder, texts)  # vectors, and no states from this embedder
     moved = migrate(b.store.client, b.store.plan)
-    target = f"xmemo-memories-v6-{b_name}-{b_dimension}"
+    target = f"xmemo-memories-v7-{b_name}-{b_dimension}"
     assert (moved["to"], moved["copied"], moved["re_embedded"]) == (target, 3, True)
     assert alias_targets(b.store.client, "xmemo-memories") == [target]
     assert set(map(tuple, vectors(b).values())) == {(0.25,) * b_dimension}  # every memory re-embedded with B

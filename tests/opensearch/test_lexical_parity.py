@@ -105,7 +105,7 @@ def test_both_stores_find_the_same_memories_for_the_same_strict_queries(osmem_cl
 def test_a_v3_index_matches_the_clusters_tokens_until_migrate_splits_its_words(osmem_clone, clock, caplog):
     """An index without `words` (mapping v3) takes writes, answers `search_memory` from
     `text` (the cluster's tokenizer keeps `caroline's` whole, so `Caroline` misses it) and
-    warns once; `migrate` moves it to the current version (v6) and computes every document's words."""
+    warns once; `migrate` moves it to the current version (v7) and computes every document's words."""
     client = OpenSearch(hosts=[osmem_clone.url])
     old = index_body(None)
     del old["mappings"]["properties"]["words"]
@@ -125,7 +125,7 @@ def test_a_v3_index_matches_the_clusters_tokens_until_migrate_splits_its_words(o
     assert sum("no split-words field (mapping v3)" in r.getMessage() for r in caplog.records) == 1
     assert "words" not in client.search(index="xmemo-memories", body={"query": {"match_all": {}}})["hits"]["hits"][0]["_source"]
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
-    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v3", "xmemo-memories-v6", 1)
+    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v3", "xmemo-memories-v7", 1)
     svc = services(OpenSearchStore.from_settings(settings), clock)  # a new process: the new index has the field
     assert strict(svc, "Caroline") == strict(svc, "Caroline's painting") == [said]
 

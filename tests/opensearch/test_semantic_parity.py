@@ -85,6 +85,23 @@ def test_recall_ranks_alike_on_both_stores_with_the_hub_discount(stores):
     assert any("_msearch" in path for _, path, _ in proxy.seen)
 
 
+def test_the_late_interaction_leg_runs_alike_on_both_stores(stores):
+    """Both stores give the leg the same pool's states (mapping v7 / `memory_states`), so the
+    plans match and the rankings above (which include the leg) are equal; where turning the
+    leg off changes SQLite's answer, the equal OpenSearch answer shows the leg ran there too."""
+    opensearch, lite, _ = stores
+    off = Services(lite.settings.model_copy(update={"late_weight": 0.0}), lite.store, lite.embedder, lite.clock)
+    changed = 0
+    for query in QUERIES:
+        got = tools.recall(opensearch, ALICE, RecallInput(query=query, limit=20))
+        want = tools.recall(lite, ALICE, RecallInput(query=query, limit=20))
+        assert got.retrieval_plan["late"] == want.retrieval_plan["late"], query
+        assert want.retrieval_plan["late"]["scored"] == want.retrieval_plan["late"]["pool"] > 0, query
+        assert [h.content for h in got.results] == [h.content for h in want.results], query
+        changed += ranking(off, query)[0] != ranking(lite, query)[0]
+    assert changed, "the leg changed no answer here, so this test could not tell whether it runs"
+
+
 def test_an_index_before_v6_runs_without_the_discount_and_says_so(osmem_clone, clock, e5, caplog):
     """A v5 index has no `vector_bytes`: writes leave it out (the strict mapping would refuse
     them), the k-NN hits carry no vector, and the store warns once naming `migrate`."""

@@ -213,9 +213,11 @@ def test_a_migration_that_re_embeds_sends_accepted_bodies(osmem_clone, clock):
     for content in ("Ann: the ferry leaves at nine", "Bo: then the tram"):
         tools.remember(svc, ALICE, RememberInput(content=content, location="chat/1"))
     rec = Recorder(client)
-    plan = IndexPlan(settings.opensearch_alias, 4, replicas=0, embedder="four", embed=lambda texts: [[0.5] * 4 for _ in texts])
+    plan = IndexPlan(settings.opensearch_alias, 4, replicas=0, embedder="four",
+                     embed=lambda texts: ([[0.5] * 4 for _ in texts], [b"states"] * len(texts)))
     assert migrate(client, plan)["re_embedded"]
     bodies = [str(b) for _, _, b in rec.requests]
+    assert any("'token_states': 'c3RhdGVz'" in b for b in bodies)  # the states of the re-embedding, base64
     reindexed = [b for _, p, b in rec.requests if p == "/_reindex"]
     assert reindexed and "embedding" not in reindexed[0]["source"]["_source"]
     assert any("'embedding': [0.5" in b for b in bodies)
@@ -245,6 +247,7 @@ def test_knn_requests_are_accepted_though_the_test_server_cannot_run_them(osmem_
     for call in (
         lambda: tools.remember(svc, ALICE, RememberInput(content="Vectors live beside the text")),
         lambda: tools.recall(svc, ALICE, RecallInput(query="vectors")),
+        lambda: svc.store.token_states(["mem_1", "mem_2"], tools._read_filter(svc, ALICE, object())),
     ):
         try:
             call()
@@ -252,5 +255,6 @@ def test_knn_requests_are_accepted_though_the_test_server_cannot_run_them(osmem_
             pass
     bodies = [b for _, p, b in rec.requests]
     assert any("knn_vector" in str(b) for b in bodies), "no index with a knn_vector field was requested"
+    assert any("{'terms': {'reference': ['mem_1', 'mem_2']}}" in str(b) for b in bodies), "no token-states search was sent"
     assert any("'knn'" in str(b) for b in bodies), "no k-NN query was sent"
     assert rec.rejected() == []

@@ -42,15 +42,17 @@ def run(args) -> int:
 
 
 def _lazy_embed(settings):
-    """Passage vectors of the configured embedder, loaded only if a move must re-embed."""
+    """Passage vectors and token states of the configured embedder, loaded only if a move
+    must re-embed or fill in states."""
     loaded = []
 
     def embed(texts: list[str]):
         from ..config import BedrockSettings
-        from ..embedding import make_embedder
+        from ..embedding import make_embedder, passage_embeddings
 
         if not loaded:
             loaded.append(make_embedder(settings.embedder, settings.embedder_threads, bedrock=settings.part(BedrockSettings)))
-        return loaded[0].embed_passages(texts).tolist()
+        vectors, states = passage_embeddings(loaded[0], texts)
+        return vectors.tolist(), states
 
     return embed

@@ -101,7 +101,7 @@ def _entry(hit: dict[str, Any]) -> tuple[str, str, str]:
 
 
 # -- rebuilding every context ---------------------------------------------------------------
-REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content", "text", "embedding")
+REBUILD_FIELDS = ("holder", "location", "bucket", "temporary", "created_at", "reference", "content", "text", "embedding", "token_states")
 
 
 def _in_group_order(search: Callable[[dict[str, Any]], list[dict[str, Any]]], page: int) -> Iterator[dict[str, Any]]:
@@ -137,25 +137,33 @@ def rebuild(
     search: Callable[[dict[str, Any]], list[dict[str, Any]]],
     bulk: Callable[[list[dict[str, Any]]], dict[str, Any]],
     index: str,
-    embed: Callable[[list[str]], Sequence[Sequence[float]]] | None = None,
+    embed: Callable[[list[str]], tuple[Sequence[Sequence[float]], Sequence[bytes | None]]] | None = None,
     page: int = 500,
     context_weight: float = 0.5,
+    re_embed: bool = False,
 ) -> int:
     """Recompute every document's `ranked_fields` (from its search text and the context; an
     index copied from mapping v1/v2 has none, v3 no words, v4 no length), its packed vector
-    (none before v6) and, with `embed`, its vector in `index`; the number of documents
-    updated. `search` runs a `_search` body on `index` and returns its hits; `bulk` sends
-    `_bulk` lines and returns the answer."""
+    (none before v6) and, with `embed` (passage vectors and token states), the token states
+    of each document with a vector but none (before v7) and, when `re_embed`, every vector
+    and its states in `index`; the number of documents updated. `search` runs a `_search`
+    body on `index` and returns its hits; `bulk` sends `_bulk` lines and returns the answer."""
     done = 0
     stream = with_neighbours(_in_group_order(search, page))
     while batch := list(itertools.islice(stream, page)):
-        vectors = embed([h["_source"].get("content", "") for h, _ in batch]) if embed else None
+        sources = [hit["_source"] for hit, _ in batch]
+        need = [i for i, src in enumerate(sources) if re_embed or (src.get("embedding") and not src.get("token_states"))] if embed else []
+        fresh = dict(zip(need, zip(*embed([sources[i].get("content", "") for i in need])))) if need else {}
         lines: list[dict[str, Any]] = []
         for i, (hit, ctx) in enumerate(batch):
-            doc = ranked_fields(hit["_source"].get("text", ""), ctx, context_weight)
-            if vectors is not None:
-                doc["embedding"] = [float(x) for x in vectors[i]]
-            vector = doc.get("embedding", hit["_source"].get("embedding"))
+            doc = ranked_fields(sources[i].get("text", ""), ctx, context_weight)
+            if i in fresh:
+                vector, states = fresh[i]
+                if re_embed:
+                    doc["embedding"] = [float(x) for x in vector]
+                if states is not None:
+                    doc["token_states"] = q.packed_states(states)
+            vector = doc.get("embedding", sources[i].get("embedding"))
             if vector:  # an index copied from before v6 has no packed vector
                 doc["vector_bytes"] = q.packed_vector(vector)
             lines += [{"update": {"_index": index, "_id": hit["_id"]}}, {"doc": doc}]

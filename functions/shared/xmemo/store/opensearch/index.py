@@ -26,14 +26,17 @@ context: `records.row_length`), so the store can score its lexical candidates wi
 `bm25()` (`rescore`): its mean over the index is one `sum` aggregation away.
 v6: `vector_bytes`, the memory's vector packed as base64 float32 (`queries.packed_vector`),
 returned with the semantic leg's hits so the store can discount hubs as the embedded store
-does (`retrieval.discount_hubs`); the `embedding` array as JSON is about 4× longer."""
+does (`retrieval.discount_hubs`); the `embedding` array as JSON is about 4× longer.
+v7: `token_states`, the memory's token states (`late.TokenStates.to_bytes()`, base64), read
+for the pool of each query by `recall`'s late-interaction leg, as the embedded store keeps
+them in its `memory_states` table (never returned to callers, never indexed)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-MAPPING_VERSION = 6
+MAPPING_VERSION = 7
 
 # French elided articles (l', d', qu', jusqu'…) are removed by a pattern char filter
 # rather than the `elision` token filter: the same result on OpenSearch, and osmem-server
@@ -109,6 +112,7 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
             },
         }
         props["vector_bytes"] = {"type": "binary"}  # stored in `_source`, never indexed (v6)
+        props["token_states"] = {"type": "binary"}  # likewise (v7)
     meta: dict[str, Any] = {"xmemo_mapping_version": MAPPING_VERSION}
     if dimension:
         meta.update({"xmemo_embedder": embedder or "unnamed", "xmemo_dimension": int(dimension)})

@@ -13,14 +13,16 @@ from typing import Any, Callable, Sequence
 from . import context
 from .index import MAPPING_VERSION, concrete_name, index_body, mappings, vectors_tag
 
-Embed = Callable[[list[str]], Sequence[Sequence[float]]]
+Embed = Callable[[list[str]], tuple[Sequence[Sequence[float]], Sequence["bytes | None"]]]  # `embedding.passage_embeddings`
 
 
 @dataclass
 class IndexPlan:
     """The index the settings call for. `embedder` names the model of the vectors
-    (`embedding.embedder_identity`); `embed` computes passage vectors when a move must
-    re-embed (None: this process cannot, and such a move is refused)."""
+    (`embedding.embedder_identity`); `embed` computes passage vectors and token states when
+    a move must re-embed, or fill in the states of memories written before mapping v7 (None:
+    this process cannot; a move that must re-embed is refused, and one from before v7 leaves
+    those memories without states, out of `recall`'s late-interaction leg)."""
 
     alias: str
     dimension: int | None
@@ -116,8 +118,9 @@ def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, A
         lambda body: client.search(index=target, body=body, request_timeout=ADMIN_TIMEOUT_S)["hits"]["hits"],
         lambda lines: client.bulk(index=target, body=lines, refresh=True, request_timeout=600),
         target,
-        plan.embed if re_embed else None,
+        plan.embed if plan.dimension else None,
         context_weight=plan.context_weight,
+        re_embed=re_embed,
     )
     client.indices.update_aliases(
         body={"actions": [{"remove": {"index": source, "alias": plan.alias}}, {"add": {"index": target, "alias": plan.alias}}]}

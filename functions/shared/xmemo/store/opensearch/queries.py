@@ -24,7 +24,7 @@ from ...models import Memory
 from .. import records
 
 # Fields a caller gets back; the embedding and the derived search texts stay in the index.
-SOURCE_EXCLUDES = ["embedding", "vector_bytes", "text", "terms", "words", "context", "length"]
+SOURCE_EXCLUDES = ["embedding", "vector_bytes", "token_states", "text", "terms", "words", "context", "length"]
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -53,6 +53,8 @@ def to_document(memory: Memory, context_weight: float = 0.5) -> dict[str, Any]:
     if memory.embedding is not None:
         doc["embedding"] = [float(x) for x in memory.embedding]
         doc["vector_bytes"] = packed_vector(memory.embedding)
+    if memory.token_states is not None:
+        doc["token_states"] = packed_states(memory.token_states)
     return {k: v for k, v in doc.items() if v is not None}
 
 
@@ -64,6 +66,11 @@ def packed_vector(vector: Sequence[float]) -> str:
     if sys.byteorder != "little":
         values.byteswap()
     return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def packed_states(data: bytes) -> str:
+    """Token states (`late.TokenStates.to_bytes()`) as mapping v7's `token_states` (base64)."""
+    return base64.b64encode(data).decode("ascii")
 
 
 def unpacked_vector(packed: str | None) -> array | None:
@@ -208,6 +215,18 @@ def lexical_search(
         "_source": {"excludes": [f for f in SOURCE_EXCLUDES if f not in keep]},
         "query": {"bool": {"must": [scoring], "filter": visibility_filter(rf)}},
         "sort": [{"_score": "desc"}, {"created_at": "desc"}, {"reference": "desc"}],
+    }
+
+
+def states_search(references: Sequence[str], rf: ReadFilter) -> dict[str, Any]:
+    """A `_search` body for the token states of `references` the caller may see (the
+    late-interaction leg's pool): the visibility filter and the references, nothing scored."""
+    refs = sorted(set(references))
+    return {
+        "size": len(refs),
+        "track_total_hits": False,
+        "_source": {"includes": ["reference", "token_states"]},
+        "query": {"bool": {"filter": [*visibility_filter(rf), {"terms": {"reference": refs}}]}},
     }
 
 

@@ -9,6 +9,7 @@ write or a delete, the neighbouring context of the memories around it is rewritt
 
 from __future__ import annotations
 
+import base64
 import threading
 from datetime import datetime, timedelta
 from typing import Any, Sequence
@@ -24,6 +25,9 @@ from . import queries as q
 from . import rescore
 from .client import Caller, log, make_client
 from .manage import IndexPlan, alias_targets, init
+
+
+STATES_PAGE = 1_000  # references per token-states search: well within `index.max_result_window`
 
 
 class OpenSearchStore:
@@ -55,6 +59,7 @@ class OpenSearchStore:
         self.worded = True  # off when the index predates the strict `words` field (mapping v4)
         self.lengths = True  # off when the index predates the row `length` (mapping v5): no FTS5 re-scoring
         self.packed = True  # off when the index predates `vector_bytes` (mapping v6): no hub discount
+        self.stated = True  # off when the index predates `token_states` (mapping v7): no late-interaction leg
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
         self._client = client
         self._ready = False
@@ -150,6 +155,12 @@ class OpenSearchStore:
                 "the index has no packed-vector field (mapping v%s): the semantic leg runs without the hub discount, "
                 "not as the embedded store ranks; run `xmemo opensearch migrate`", version,
             )
+        if "embedding" in props and "token_states" not in props:
+            self.stated = False
+            log.warning(
+                "the index has no token-states field (mapping v%s): recall runs without the late-interaction leg, "
+                "not as the embedded store ranks; run `xmemo opensearch migrate`", version,
+            )
         if "length" not in props:
             self.lengths = False
             log.warning(
@@ -204,13 +215,15 @@ class OpenSearchStore:
         if not self.knn:
             doc.pop("embedding", None)
             doc.pop("vector_bytes", None)
+            doc.pop("token_states", None)
         return doc
 
     def _known(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`fields` less the derived ones the index's mapping lacks (`dynamic: strict` would
         refuse the write): `terms` before mapping v3, `words` before v4, `length` before v5,
-        `vector_bytes` before v6."""
-        missing = {"terms": not self.ranked, "words": not self.worded, "length": not self.lengths, "vector_bytes": not self.packed}
+        `vector_bytes` before v6, `token_states` before v7."""
+        missing = {"terms": not self.ranked, "words": not self.worded, "length": not self.lengths, "vector_bytes": not self.packed,
+                   "token_states": not self.stated}
         return {k: v for k, v in fields.items() if not missing.get(k)}
 
     def _params(self) -> dict[str, Any]:
@@ -504,6 +517,24 @@ class OpenSearchStore:
                     for h in answer["hits"]["hits"]
                 ]
         return self._with_reason(out, wants_semantic)
+
+    def token_states(self, references: Sequence[str], rf: ReadFilter) -> dict[str, bytes]:
+        """One `_search` for the pool's states within the caller's visibility (a second round
+        trip after `search`: the ~13 KB a memory is fetched only for a ranking that is not
+        empty, and never with ordinary reads). Nothing on an index before mapping v7."""
+        if not references:
+            return {}
+        if not self._ready:
+            self._ensure_index(None)
+        if not self.stated:
+            return {}
+        out: dict[str, bytes] = {}
+        refs = sorted(set(references))
+        for start in range(0, len(refs), STATES_PAGE):
+            body = q.states_search(refs[start : start + STATES_PAGE], rf)
+            hits = self._call("token_states", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t))["hits"]["hits"]
+            out.update((h["_source"]["reference"], base64.b64decode(h["_source"]["token_states"])) for h in hits if h["_source"].get("token_states"))
+        return out
 
     def _with_reason(self, out: Candidates, wants_semantic: bool) -> Candidates:
         if wants_semantic and not self.knn:
