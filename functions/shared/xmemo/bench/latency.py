@@ -4,7 +4,8 @@ the ingest rate, `remember` through the real path, and the package's cold import
 Every memory of a large corpus is indexed lexically for real. Embedding 100k passages
 with the local model would take ~15 minutes here, so by default only `--distinct`
 sentences are embedded and each memory stores its base sentence's vector plus a little
-noise (the vector leg then does exactly the work it does on real vectors). Queries are
+noise, and its base sentence's token states (the vector leg and the late-interaction leg
+then do exactly the work they do on real ones). Queries are
 always embedded for real, inside the timings. `--real-embeddings` embeds everything."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from .. import tools
 from ..auth import principal_from_claims, read_filter
 from ..config import Settings
-from ..embedding import make_embedder
+from ..embedding import make_embedder, passage_embeddings
 from ..ids import new_reference
 from ..models import ContextInput, Memory, RecallInput, RememberInput, SearchInput, boundary_of
 from ..services import Services
@@ -59,11 +60,14 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
     every `tenants`-th memory and the others belong to `tenant-1` … (`owner_of`)."""
     size = len(corpus.memories)
     base = None
+    states: list[bytes | None] = []
     if svc.embedder is not None:
         embedder = VectorCache(svc.embedder, vectors) if vectors is not None else svc.embedder
         texts = [m.content for m in corpus.memories] if real else corpus.bases
         known = len(embedder._passages) if isinstance(embedder, VectorCache) else 0
-        base = np.concatenate([embedder.embed_passages(texts[i : i + 256]) for i in range(0, len(texts), 256)])
+        parts = [passage_embeddings(embedder, texts[i : i + 256]) for i in range(0, len(texts), 256)]
+        base = np.concatenate([v for v, _ in parts])
+        states = [t for _, part in parts for t in part]  # a base's token states serve every memory made from it
         if isinstance(embedder, VectorCache) and len(embedder._passages) > known:
             embedder.save()  # the next build of this corpus embeds nothing
     rng = np.random.default_rng(3)
@@ -86,6 +90,7 @@ def build_corpus(svc: Services, owner: str, corpus: Corpus, real: bool, vectors:
                     project=m.project, tags=m.tags, boundary=boundary_of(holder, None, m.project),
                     created_at=when, updated_at=when, content_sha256=tools.content_hash(m.content),
                     embedding=tuple(vecs[i].tolist()) if vecs is not None else None,
+                    token_states=(states[lo + i] if real else states[corpus.base_of[lo + i]]) if states else None,
                 )
             )
         svc.store.insert_many(batch)
@@ -139,6 +144,7 @@ def grow_by_copies(path: Path, copies: int, seed: int = 4) -> None:
             "INSERT INTO memories_fts (rowid, words, stems, context) SELECT rowid + ?, words, stems, context FROM memories_fts WHERE rowid <= ?",
             (copy * top, top),
         )
+        conn.execute("INSERT INTO memory_states (rowid, states) SELECT rowid + ?, states FROM memory_states WHERE rowid <= ?", (copy * top, top))
         conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'version'")
         conn.execute("COMMIT")
     conn.close()
