@@ -50,7 +50,7 @@ def test_token_states_keep_their_direction_and_come_back_from_their_bytes():
     assert len(data) == 7 + 34 * (4 + 4 + 384)
     back = late.TokenStates.from_bytes(data)
     assert np.array_equal(back.ids, kept.ids) and np.array_equal(back.rows, kept.rows) and np.array_equal(back.scales, kept.scales)
-    for bad in (data[:-1], b"\x02" + data[1:]):
+    for bad in (data[:-1], b"\x02" + data[1:], data[:3], b""):
         with pytest.raises(ValueError):
             late.TokenStates.from_bytes(bad)
     with pytest.raises(ValueError):

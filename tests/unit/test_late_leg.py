@@ -184,3 +184,12 @@ def test_xmemo_states_needs_an_embedder(services):
 
     with pytest.raises(InvalidRequest, match="no embedder"):
         fill_states(services)
+
+
+@pytest.mark.embedder
+def test_states_a_version_cannot_read_are_left_out_not_failed(chat):
+    """A memory whose stored states are damaged or of another form is not scored; the
+    recall answers as usual."""
+    chat.store._run(lambda c: c.execute("UPDATE memory_states SET states = x'0102' WHERE rowid = 1"))
+    result = tools.recall(chat, ALICE, RecallInput(query="What career is Caroline thinking about?"))
+    assert result.results and result.retrieval_plan["late"]["scored"] == len(CHAT) - 1

@@ -51,6 +51,9 @@ class TokenStates:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "TokenStates":
+        """ValueError for anything but this version's form (a store never fails a recall on it)."""
+        if len(data) < _FORMAT.size:
+            raise ValueError(f"not token states ({len(data)} bytes)")
         version, n, d = _FORMAT.unpack_from(data)
         if version != _VERSION or len(data) != _FORMAT.size + n * (8 + d):
             raise ValueError(f"not token states of version {_VERSION} ({len(data)} bytes)")

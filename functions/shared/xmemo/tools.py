@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import struct
 import unicodedata
 from datetime import timedelta
 from typing import Any
@@ -158,10 +157,10 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     crowded = len(cands.semantic) >= s.semantic_candidates
     floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
     fetched = len(cands.semantic)
-    pool = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())
+    in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores)
-    ranked, late = _late_leg(svc, rf, boost_groups(fused, s.group_weight), pool, tokens)
+    ranked, late = _late_leg(svc, rf, boost_groups(fused, s.group_weight), in_hand, tokens)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
@@ -199,7 +198,7 @@ def _late_leg(svc: Services, rf: Any, ranked: list[Ranked], pool: list[Memory], 
     for m in pool:
         try:
             scored.append((m, TokenStates.from_bytes(stored[m.reference])))
-        except (KeyError, ValueError, struct.error):
+        except (KeyError, ValueError):
             continue
     scores = pool_scores(tokens.ids, tokens.states, [t for _, t in scored])
     ranked = add_late_leg(ranked, [m for m, _ in scored], scores, s.late_weight, s.late_candidates)
