@@ -100,3 +100,24 @@ def test_leave_one_out_scores_each_conversation_by_the_row_best_on_the_others(ti
     assert replica11.leave_one_out(questions, rows) == (0.0, 0.0, ["c", "b"])
     rows = [("b", 0.25, [0.5, 0.0], 0.5 * (conv == 0)), ("c", 1.0, [1.0, 1.0], np.ones(len(questions)))]  # "c" best everywhere
     assert replica11.leave_one_out(questions, rows) == (1.0, 1.0, ["c", "c"])
+
+
+def test_the_replicas_leg_joins_as_recalls_does():
+    """What the replica measured (`replica4.add_leg` of `replica9.top_scores`) is what `recall`
+    does (`retrieval.add_late_leg`): same members, same scores, on random pools."""
+    from datetime import datetime, timezone
+
+    from xmemo.bench.locomo import replica4, replica9
+    from xmemo.models import Memory
+    from xmemo.retrieval import Ranked, add_late_leg
+
+    at = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    memories = [Memory(reference=f"m{i}", type="note", content=str(i), location="x", bucket="b", owner="o",
+                       boundary="owner:o", created_at=at, updated_at=at, content_sha256=str(i)) for i in range(120)]
+    rng = np.random.default_rng(5)
+    for size in (30, 119):  # a pool smaller and larger than the leg's 60
+        fused = {int(i): float(rng.uniform(0.1, 2.0)) for i in rng.choice(size, 12, replace=False)}
+        s = rng.uniform(0.2, 0.9, size)
+        want = replica4.add_leg(fused, replica9.top_scores(s), 0.5)
+        got = add_late_leg([Ranked(memories[i], v) for i, v in fused.items()], memories[:size], s, 0.5, 60)
+        assert {r.memory.reference: round(r.score, 9) for r in got} == {f"m{i}": round(v, 9) for i, v in want.items()}
