@@ -68,7 +68,7 @@ CREATE INDEX IF NOT EXISTS memories_dedup
     ON memories (boundary, bucket, temporary, content_sha256) WHERE superseded_by IS NULL;
 CREATE INDEX IF NOT EXISTS memories_expires ON memories (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, location, created_at);
--- token states (`late.TokenStates`, ~13 KB a memory) apart from the rows that every scan reads
+-- token states (`late.TokenStates`, ~1.8 KB a memory) apart from the rows that every scan reads
 CREATE TABLE IF NOT EXISTS memory_states (rowid INTEGER PRIMARY KEY, states BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
