@@ -25,7 +25,7 @@ from xmemo.store.opensearch.index import index_body
 from xmemo.store.opensearch.manage import IndexPlan, migrate
 
 pytestmark = pytest.mark.integration
-ALICE, BOB = make_principal("alice"), make_principal("bob")
+ALICE, BOB = make_principal("alice", ("memory:read", "memory:write", "memory:temporary")), make_principal("bob")
 AT = datetime(2025, 1, 1, tzinfo=timezone.utc)
 VECTOR = tuple([1.0] + [0.0] * 383)
 
@@ -35,9 +35,10 @@ def states(seed: int) -> bytes:
     return TokenStates.of([seed, seed + 1, seed + 2, seed + 3], x / np.linalg.norm(x, axis=1, keepdims=True)).to_bytes()
 
 
-def memory(ref: str, owner: str, data: bytes | None) -> Memory:
-    return Memory(reference=ref, type="note", content=f"note {ref}", location="x", bucket="default", owner=owner,
-                  boundary=f"owner:{owner}", created_at=AT, updated_at=AT, content_sha256=ref, embedding=VECTOR, token_states=data)
+def memory(ref: str, owner: str, data: bytes | None, **fields) -> Memory:
+    return Memory(**{"reference": ref, "type": "note", "content": f"note {ref}", "location": "x", "bucket": "default", "owner": owner,
+                     "boundary": f"owner:{owner}", "created_at": AT, "updated_at": AT, "content_sha256": ref, "embedding": VECTOR,
+                     "token_states": data, **fields})
 
 
 @pytest.fixture
@@ -103,3 +104,47 @@ def test_an_index_before_v7_has_no_states_says_so_and_migrate_fills_them_in(osme
         assert migrate(client, plan)["action"] == "none"
     finally:
         store.close()
+
+
+def test_the_read_filter_narrows_states_as_it_narrows_every_read(url):
+    """Not only the owner: a temporary memory without the scope, another bucket, an expired
+    or a superseded memory keep their states out of the pool, as `get` keeps them out."""
+    store = store_at(url)
+    try:
+        later = AT.replace(year=2026)
+        store.insert(memory("mem_plain", "alice", states(1)))
+        store.insert(memory("mem_temp", "alice", states(2), temporary=True, expires_at=later))
+        store.insert(memory("mem_work", "alice", states(3), bucket="work"))
+        store.insert(memory("mem_gone", "alice", states(4), temporary=True, expires_at=AT.replace(month=2)))
+        store.insert(memory("mem_old", "alice", states(5), superseded_by="mem_plain"))
+        refs = ["mem_plain", "mem_temp", "mem_work", "mem_gone", "mem_old"]
+        now = AT.replace(month=3)
+        for rf, visible in (
+            (read_filter(ALICE, now), {"mem_plain", "mem_work"}),
+            (read_filter(ALICE, now, bucket="default"), {"mem_plain"}),
+            (read_filter(ALICE, now, include_temporary=True), {"mem_plain", "mem_temp", "mem_work"}),
+            (read_filter(ALICE, now, include_temporary=True, bucket="work"), {"mem_work"}),
+        ):
+            got = store.token_states(refs, rf)
+            assert set(got) == visible == {r for r in refs if store.get(r, rf) is not None}
+            assert all(got[r] == states(refs.index(r) + 1) for r in got)
+    finally:
+        store.close()
+
+
+def test_an_index_without_vectors_sends_no_states_search(osmem_clone):
+    """An index made without an embedder has no `token_states` field: the pool's states are
+    none without a request (one round trip saved per recall), and writes leave them out."""
+    OpenSearch(hosts=[osmem_clone.url]).indices.create(
+        index="xmemo-memories-v7", body={**index_body(None), "aliases": {"xmemo-memories": {}}})
+    proxy = FaultProxy(osmem_clone.url)
+    store = store_at(proxy.url)
+    try:
+        store.insert(memory("mem_a", "alice", states(1)))
+        searched = len(proxy.seen)
+        assert store.token_states(["mem_a"], read_filter(ALICE, AT)) == {}
+        assert len(proxy.seen) == searched and not store.stated
+        assert store.get("mem_a", read_filter(ALICE, AT)) is not None
+    finally:
+        store.close()
+        proxy.close()

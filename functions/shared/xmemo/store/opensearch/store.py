@@ -155,8 +155,9 @@ class OpenSearchStore:
                 "the index has no packed-vector field (mapping v%s): the semantic leg runs without the hub discount, "
                 "not as the embedded store ranks; run `xmemo opensearch migrate`", version,
             )
+        if "token_states" not in props:
+            self.stated = False  # and no states search per recall on an index without vectors
         if "embedding" in props and "token_states" not in props:
-            self.stated = False
             log.warning(
                 "the index has no token-states field (mapping v%s): recall runs without the late-interaction leg, "
                 "not as the embedded store ranks; run `xmemo opensearch migrate`", version,
@@ -520,7 +521,7 @@ class OpenSearchStore:
 
     def token_states(self, references: Sequence[str], rf: ReadFilter) -> dict[str, bytes]:
         """One `_search` for the pool's states within the caller's visibility (a second round
-        trip after `search`: the ~13 KB a memory is fetched only for a ranking that is not
+        trip after `search`: the ~1.8 KB a memory is fetched only for a ranking that is not
         empty, and never with ordinary reads). Nothing on an index before mapping v7."""
         if not references:
             return {}
