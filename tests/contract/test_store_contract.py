@@ -9,6 +9,7 @@ import pytest
 
 from xmemo import tools
 from xmemo.auth import read_filter
+from xmemo.embedding import passage_embeddings
 from xmemo.errors import InsufficientScope, InvalidRequest, NotFound, TeamMismatch
 from xmemo.models import (
     ContextInput,
@@ -283,3 +284,21 @@ def test_recall_finds_a_paraphrase_through_the_semantic_leg(semantic_svc, person
     result = tools.recall(semantic_svc, alice, RecallInput(query="what is our feline pet called"))
     assert [h.reference for h in result.results] == [ref]
     assert result.retrieval_plan["semantic"]["candidates"] >= 1
+
+
+@pytest.mark.knn
+@pytest.mark.embedder
+def test_token_states_are_stored_with_remember_and_read_within_the_read_filter(semantic_svc, person, clock):
+    """Both stores keep what `remember` computed, byte for byte, and give a pool's states only
+    to a caller who may read those memories (the late-interaction leg's input)."""
+    alice, bob = person("alice", temporary=True), person("bob")
+    texts = ["The ferry leaves at nine", "Pick up the keys", "Budget review on Friday"]
+    a = remember(semantic_svc, alice, texts[0]).memory.reference
+    t = remember(semantic_svc, alice, texts[1], temporary=True).memory.reference
+    b = remember(semantic_svc, bob, texts[2]).memory.reference
+    want = dict(zip([a, t, b], passage_embeddings(semantic_svc.embedder, texts)[1]))
+    refs, store = [a, t, b, "mem_unknown"], semantic_svc.store
+    assert store.token_states(refs, read_filter(alice, clock())) == {a: want[a]}
+    assert store.token_states(refs, read_filter(alice, clock(), include_temporary=True)) == {a: want[a], t: want[t]}
+    assert store.token_states(refs, read_filter(bob, clock())) == {b: want[b]}
+    assert store.token_states([], read_filter(alice, clock())) == {}
