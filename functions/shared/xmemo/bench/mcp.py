@@ -64,11 +64,10 @@ class _Batched:
             self._vectors.update(zip(chunk, zip(vectors, states)))
 
     def embed_passages_tokens(self, texts):
-        known = [self._vectors[t] if t in self._vectors else None for t in texts]
-        missing = [t for t, k in zip(texts, known) if k is None]
-        fresh = iter(zip(*passage_embeddings(self.inner, missing))) if missing else iter(())
-        pairs = [k if k is not None else next(fresh) for k in known]
-        return [v for v, _ in pairs], [s for _, s in pairs]
+        missing = [t for t in texts if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, zip(*passage_embeddings(self.inner, missing))))
+        return [self._vectors[t][0] for t in texts], [self._vectors[t][1] for t in texts]
 
     def embed_passages(self, texts):
         return self.embed_passages_tokens(texts)[0]

