@@ -34,10 +34,6 @@ EXCEPTIONS: tuple[Exception_, ...] = (
     Exception_("E3006", r"'AWS::Cognito::\w+' does not exist in 'cn-north(west)?-1'", "both",
                "Cognito user pools are not offered in the China regions, and XMemo's identity is a Cognito "
                "user pool (created or existing): the stack cannot run there (docs/deploy.md, regions)"),
-    Exception_("E3724", r"'AutoPublishAliasAllProperties' was unexpected", "source",
-               "cfn-lint 1.58's schema of SAM Globals lacks AutoPublishAliasAllProperties, which the SAM "
-               "translator SAM CLI ships (aws-sam-translator 1.115, plugins/globals) accepts in Globals; "
-               "the translation, linted in full, carries its effect"),
 )
 
 

@@ -872,9 +872,6 @@ def release_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> l
     from infra.changes import change_of
 
     out: list[str] = []
-    globals_fn = (template.get("Globals") or {}).get("Function") or {}
-    if globals_fn.get("AutoPublishAliasAllProperties") is not True:
-        out.append("Globals: no AutoPublishAliasAllProperties (a changed function publishes no version)")
     for name, props in _resources(template, "AWS::Serverless::LayerVersion"):
         if props.get("PublishLambdaVersion") is not True:
             out.append(f"{name}: no PublishLambdaVersion (a new layer version leaves the alias on the old code)")
@@ -882,6 +879,8 @@ def release_violations(template: Mapping[str, Any], cfn: Mapping[str, Any]) -> l
         props = _function_props(template, raw)
         if not props.get("AutoPublishAlias"):
             continue
+        if props.get("AutoPublishAliasAllProperties") is not True:
+            out.append(f"{name}: no AutoPublishAliasAllProperties (a changed function publishes no version)")
         for layer in props.get("Layers") or []:
             if not (isinstance(layer, dict) and set(layer) == {"Ref"}):
                 out.append(f"{name}: layer {layer} is not a plain Ref (SAM publishes no version when it changes)")
@@ -1008,8 +1007,9 @@ def waf_violations(template: Mapping[str, Any]) -> list[str]:
             for blocker in blockers:
                 exempt = {m.get("SearchString") for n in _walk(blocker.get("Statement")) if "NotStatement" in n
                           for m in _walk(n["NotStatement"]) if m.get("PositionalConstraint") == "ENDS_WITH"}
-                if not exempt <= facade:
-                    out.append(f"{acl}.{blocker.get('Name')}: exempts {sorted(exempt - facade)}, which are not OAuth facade routes")
+                wrong = f"{acl}.{blocker.get('Name')}: exempts {sorted(exempt - facade)}, which are not OAuth facade routes"
+                if not exempt <= facade and wrong not in out:
+                    out.append(wrong)
         protections = ((props.get("DataProtectionConfig") or {}).get("DataProtections")) or []
         redacted = any((p.get("Field") or {}).get("FieldType") == "SINGLE_HEADER"
                        and "authorization" in [k.lower() for k in (p.get("Field") or {}).get("FieldKeys") or []]
@@ -1164,15 +1164,17 @@ def all_violations(template: Mapping[str, Any], parameters: Mapping[str, str] | 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m infra.template_rules [template.yaml] [--checkov]`."""
+    """`python -m infra.template_rules [template.yaml] [--checkov] [--cfn-lint]`."""
     args = list(argv if argv is not None else sys.argv[1:])
-    with_checkov = "--checkov" in args
-    args = [a for a in args if a != "--checkov"]
+    with_checkov, with_cfnlint = "--checkov" in args, "--cfn-lint" in args
+    args = [a for a in args if a not in ("--checkov", "--cfn-lint")]
     path = Path(args[0] if args else "template.yaml")
     template = load(path)
     problems = all_violations(template)
     if with_checkov:
         problems += checkov_violations(template, translate(template))
+    if with_cfnlint:
+        problems += cfnlint_violations(path, translate(template))
     for problem in problems:
         print(problem)
     print(f"{path}: {len(problems)} violation(s)")
