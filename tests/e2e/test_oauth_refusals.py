@@ -137,7 +137,7 @@ def test_code_from_another_client(http, gateway):
 
 def test_redirect_uri_not_registered(http, gateway):
     client = register(http)
-    r = authorize(http, gateway, client, "v" * 43, redirect_uri="http://127.0.0.1:47002/callback")
+    r = authorize(http, gateway, client, "v" * 43, redirect_uri="http://127.0.0.1:47002/elsewhere")  # any port, never another path
     assert r.status_code == 400 and "location" not in r.headers and "not registered" in r.text  # shown, never followed
     verifier = secrets.token_urlsafe(48)
     code = code_for(http, gateway, client, verifier)

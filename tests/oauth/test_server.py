@@ -110,7 +110,9 @@ def test_code_from_another_client(auth):
 def test_redirect_uri_must_match_exactly(auth):
     server, *_ = auth
     client = register(server)
-    for other in ("http://127.0.0.1:33333/callback/", "http://127.0.0.1:33334/callback", "https://evil.example/cb"):
+    for other in ("http://127.0.0.1:33333/callback/", "http://127.0.0.1:33334/callback?x=1", "http://localhost:33333/callback",
+                  "http://127.0.0.1:33334/Callback", "https://127.0.0.1:33333/callback", "https://evil.example/cb",
+                  "http://127.0.0.1:33334/callback#f", "http://user@127.0.0.1:33334/callback", "http://127.0.0.1:x/callback"):
         with pytest.raises(OAuthError) as err:
             authorize(server, client, verifier(), redirect_uri=other)
         assert err.value.location is None and not err.value.redirect  # never sent to an unregistered URI
@@ -125,7 +127,7 @@ def test_redirect_uri_must_match_exactly(auth):
     ({"resource": None}, "invalid_target"),
     ({"code_challenge_method": "plain"}, "invalid_request"),
     ({"code_challenge_method": None}, "invalid_request"),
-    ({"state": None}, "invalid_request"),
+    ({"state": "s" * 1025}, "invalid_request"),
     ({"response_type": "token"}, "unsupported_response_type"),
     ({"scope": f"{READ} openid"}, "invalid_scope"),
 ])
@@ -231,3 +233,75 @@ def test_the_store_never_holds_a_code_or_token(auth, tmp_path):
     else:
         dump = repr(store._client.scan(TableName=store.table)["Items"])
     assert all(s not in dump for s in secrets_seen)
+
+
+def test_state_is_optional_and_echoed_only_when_sent(auth):
+    """OAuth 2.1 §4.1.1 / MCP authorization: PKCE is the CSRF protection; `state` is the
+    client's to send or not (the TypeScript SDK's example provider sends none)."""
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    txn, request, _ = authorize(server, client, v, state=None)
+    location = server.complete(txn, {"user": "alice"})
+    query = parse_qs(urlsplit(location).query)
+    assert "state" not in query and query["iss"] == [ISSUER]
+    status, body = exchange(server, client, query["code"][0], v)
+    assert status == 200 and body["access_token"]
+    with pytest.raises(OAuthError) as err:  # PKCE stays mandatory without state
+        authorize(server, client, v, state=None, code_challenge=None, code_challenge_method=None)
+    query = parse_qs(urlsplit(err.value.location).query)
+    assert query["error"] == ["invalid_request"] and "state" not in query
+
+
+@pytest.mark.parametrize("registered, used", [
+    ("http://127.0.0.1:33333/callback", "http://127.0.0.1:51234/callback"),
+    ("http://127.0.0.1/callback", "http://127.0.0.1:51234/callback"),
+    ("http://localhost/callback", "http://localhost:51234/callback"),
+    ("http://[::1]/cb?app=x", "http://[::1]:51234/cb?app=x"),
+    ("http://localhost:8080/callback", "http://localhost/callback"),
+])
+def test_a_loopback_redirect_matches_on_any_port(auth, registered, used):
+    """RFC 8252 §7.3: native apps listen on an ephemeral port; host, path and query stay exact."""
+    server, *_ = auth
+    client = server.register({"redirect_uris": [registered]}, source="10.0.0.9")["client_id"]
+    v = verifier()
+    txn, request, _ = authorize(server, client, v, redirect_uri=used)
+    assert request.redirect_uri == used
+    location = server.complete(txn, {"user": "alice"})
+    assert location.startswith(used + ("&" if "?" in used else "?"))
+    code = parse_qs(urlsplit(location).query)["code"][0]
+    status, _ = exchange(server, client, code, v, redirect_uri=registered)  # the token request names the one used
+    assert status == 400
+    code = parse_qs(urlsplit(server.complete(authorize(server, client, v, redirect_uri=used)[0], {"user": "alice"})).query)["code"][0]
+    assert exchange(server, client, code, v, redirect_uri=used)[0] == 200
+
+
+def test_https_redirects_stay_exact_with_a_port(auth):
+    server, *_ = auth
+    client = server.register({"redirect_uris": ["https://app.example:8443/cb"]}, source="10.0.0.9")["client_id"]
+    for other in ("https://app.example:8444/cb", "https://app.example/cb"):
+        with pytest.raises(OAuthError) as err:
+            authorize(server, client, verifier(), redirect_uri=other)
+        assert err.value.location is None
+
+
+def test_a_metadata_document_client_with_portless_loopback_callbacks(auth):
+    """The shape Claude Code publishes: `http://localhost/callback` and
+    `http://127.0.0.1/callback`, then a listener on an ephemeral port."""
+    from .cimd_server import DocumentServer
+
+    server, *_ = auth
+    docs = DocumentServer()
+    try:
+        url = docs.client_document("/claude-like.json", ["http://localhost/callback", "http://127.0.0.1/callback"],
+                                   client_name="Claude Code-like")
+        v = verifier()
+        used = "http://localhost:54321/callback"
+        txn, request, _ = authorize(server, url, v, redirect_uri=used, state=None)
+        code = parse_qs(urlsplit(server.complete(txn, {"user": "alice"})).query)["code"][0]
+        status, body = exchange(server, url, code, v, redirect_uri=used)
+        assert status == 200 and body["access_token"]
+        with pytest.raises(OAuthError):  # another path on the same host is still refused
+            authorize(server, url, v, redirect_uri="http://localhost:54321/other")
+    finally:
+        docs.close()

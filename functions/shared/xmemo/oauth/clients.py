@@ -1,10 +1,12 @@
-"""Who may ask for a login: clients registered here (RFC 7591, public clients only) and
-clients that name themselves by an HTTPS URL whose document says who they are (Client
-ID Metadata Documents). Both end as a `Client`: an id, exact redirect URIs and the
-scopes it may ask for."""
+"""Who may ask for a login: clients registered here (RFC 7591) and clients that name
+themselves by an HTTPS URL whose document says who they are (Client ID Metadata
+Documents). Both end as a `Client`: an id, its redirect URIs and the scopes it may ask
+for. A redirect URI matches exactly, except that a loopback one matches on any port
+(RFC 8252 §7.3), since native apps listen on an ephemeral port."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import secrets
 import threading
@@ -36,7 +38,7 @@ class Client:
 
 def redirect_uri_problem(uri: Any, *, allow_custom: bool = False) -> str | None:
     """Why `uri` cannot be a redirect URI here, or None: absolute, no fragment, HTTPS or
-    loopback HTTP (RFC 8252 §7.3; any port is matched exactly as registered)."""
+    loopback HTTP (RFC 8252 §7.3; with or without a port, see `redirect_matches`)."""
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_LENGTH:
         return "a redirect URI must be a non-empty string"
     parts = urlsplit(uri)
@@ -47,6 +49,23 @@ def redirect_uri_problem(uri: Any, *, allow_custom: bool = False) -> str | None:
     if is_loopback_http(uri):
         return None
     return "redirect URIs must be https, or http on a loopback address"
+
+
+def redirect_matches(registered: str, given: str) -> bool:
+    """`given` is `registered`, character for character; or both are loopback HTTP URIs
+    (127.0.0.1, [::1], localhost) with the same host, path and query, any port (RFC 8252
+    §7.3: the app picks its port when it runs). Never true across hosts or schemes."""
+    if hmac.compare_digest(given.encode(), registered.encode()):
+        return True
+    if not (is_loopback_http(registered) and is_loopback_http(given)):
+        return False
+    a, b = urlsplit(registered), urlsplit(given)
+    try:
+        b.port  # a malformed port is no match
+    except ValueError:
+        return False
+    return (a.hostname, a.path, a.query, a.username, a.password, a.fragment) == \
+        (b.hostname, b.path, b.query, b.username, b.password, b.fragment)
 
 
 def _scopes(requested: Any, supported: Sequence[str], error: str) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Protocol, Sequence
 from urllib.parse import urlencode, urlsplit
 
-from .clients import Client, Clients, register
+from .clients import Client, Clients, redirect_matches, register
 from .errors import OAuthError
 from .metadata import Endpoints, server_metadata
 from .state import StateStore, digest
@@ -105,7 +105,7 @@ class AuthorizationServer:
         redirect_uri = params.get("redirect_uri")
         if redirect_uri is None and len(client.redirect_uris) == 1:
             redirect_uri = client.redirect_uris[0]
-        if not isinstance(redirect_uri, str) or not any(hmac.compare_digest(redirect_uri.encode(), u.encode()) for u in client.redirect_uris):
+        if not isinstance(redirect_uri, str) or not any(redirect_matches(u, redirect_uri) for u in client.redirect_uris):
             raise OAuthError("invalid_request", "redirect_uri is not registered for this client", redirect=False)
         state = params.get("state") or ""
         try:
@@ -120,8 +120,8 @@ class AuthorizationServer:
     def _validate(self, client: Client, redirect_uri: str, state: str, params: Mapping[str, str]) -> AuthRequest:
         if params.get("response_type") != "code":
             raise OAuthError("unsupported_response_type", "response_type must be code")
-        if not state or len(state) > MAX_STATE:
-            raise OAuthError("invalid_request", "state is required (at most 1024 characters)")
+        if len(state) > MAX_STATE:  # optional (OAuth 2.1 §4.1.1: PKCE carries the CSRF protection)
+            raise OAuthError("invalid_request", "state is at most 1024 characters")
         challenge = params.get("code_challenge") or ""
         if params.get("code_challenge_method") != "S256" or not _PKCE.match(challenge):
             raise OAuthError("invalid_request", "PKCE is required: code_challenge with code_challenge_method S256")
@@ -158,7 +158,8 @@ class AuthorizationServer:
             raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
         code = secrets.token_urlsafe(32)
         self.store.put(CODE, digest(code), {**item, "grant": dict(grant)}, self.policy.code_ttl)
-        return with_query(item["redirect_uri"], {"code": code, "state": item["state"], "iss": self.endpoints.issuer})
+        answer = {"code": code, "state": item["state"], "iss": self.endpoints.issuer}
+        return with_query(item["redirect_uri"], {k: v for k, v in answer.items() if v})  # state only when sent
 
     def deny(self, txn: str, error: str, description: str) -> str:
         """The upstream login failed or was cancelled: consume it, tell the client."""
