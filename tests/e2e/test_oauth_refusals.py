@@ -201,3 +201,33 @@ def test_wrong_password(http, gateway):
     query = parse_qs(urlsplit(r.headers["location"]).query)
     assert r.status_code == 303 and query["error"] == ["access_denied"] and "code" not in query
     assert submit(http, page).status_code == 400  # even the right password cannot revive it
+
+
+@pytest.mark.parametrize("path, method", [("/.well-known/oauth-authorization-server", "GET"),
+                                          ("/.well-known/openid-configuration", "GET"),
+                                          ("/oauth2/register", "POST"), ("/oauth2/token", "POST")])
+def test_cors_for_browser_clients(http, path, method):
+    """A browser-based client (MCP Inspector) discovers, registers and redeems from another
+    origin: the preflight is answered, every answer (refusals too) names any origin, and
+    no credentials are ever allowed."""
+    origin = "http://localhost:6274"
+    pre = http.options(path, headers={"Origin": origin, "Access-Control-Request-Method": method,
+                                      "Access-Control-Request-Headers": "content-type,authorization,mcp-protocol-version"})
+    assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == "*"
+    assert method in pre.headers["access-control-allow-methods"]
+    allowed = {h.strip().lower() for h in pre.headers["access-control-allow-headers"].split(",")}
+    assert {"content-type", "authorization", "mcp-protocol-version"} <= allowed
+    r = http.request(method, path, headers={"Origin": origin}, **({"data": {"grant_type": "nope"}} if path.endswith("token") else
+                                                                    {"json": {"redirect_uris": [REDIRECT]}} if method == "POST" else {}))
+    assert r.headers["access-control-allow-origin"] == "*", (r.status_code, r.headers)
+    for answer in (pre, r):
+        assert "access-control-allow-credentials" not in answer.headers
+
+
+def test_no_cors_on_the_login_form_or_mcp(http, gateway):
+    client = register(http)
+    page = authorize(http, gateway, client, "v" * 43)
+    assert "access-control-allow-origin" not in page.headers
+    for r in (http.options("/oauth2/authorize", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}),
+              http.post("/mcp", headers={"Origin": f"{gateway.url}"}, json={})):
+        assert "access-control-allow-origin" not in r.headers
