@@ -147,8 +147,26 @@ def test_redirect_uri_not_registered(http, gateway):
 def test_registration_refuses_plain_http_and_confidential_clients(http):
     r = http.post("/oauth2/register", json={"redirect_uris": ["http://evil.example/cb"]})
     assert (r.status_code, r.json()["error"]) == (400, "invalid_redirect_uri")
-    r = http.post("/oauth2/register", json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post"})
+    r = http.post("/oauth2/register", json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"})
     assert (r.status_code, r.json()["error"]) == (400, "invalid_client_metadata")
+
+
+def test_a_confidential_client_over_http(http, gateway):
+    """The TypeScript SDK's example registers with client_secret_post; its token requests
+    then use the method the registration answer names. Basic is refused with a challenge."""
+    answer = http.post("/oauth2/register", json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post"})
+    assert answer.status_code == 201 and answer.json()["token_endpoint_auth_method"] == "client_secret_post"
+    client, secret = answer.json()["client_id"], answer.json()["client_secret"]
+    verifier = secrets.token_urlsafe(48)
+    r = exchange(http, gateway, client, code_for(http, gateway, client, verifier), verifier)
+    assert_error(r, 401, "invalid_client")
+    assert r.headers["www-authenticate"].startswith("Basic")
+    ok = http.post("/oauth2/token", data={"grant_type": "authorization_code", "client_id": client, "client_secret": secret,
+                                          "code": code_for(http, gateway, client, verifier), "redirect_uri": REDIRECT,
+                                          "code_verifier": verifier})
+    assert ok.status_code == 200 and ok.json()["access_token"]
+    meta = http.get("/.well-known/oauth-authorization-server").json()
+    assert set(meta["token_endpoint_auth_methods_supported"]) == {"none", "client_secret_basic", "client_secret_post"}
 
 
 def test_resource_naming_another_server(http, gateway):

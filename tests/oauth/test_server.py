@@ -196,7 +196,7 @@ def test_a_pending_login_is_used_once_and_expires(auth):
     ({"redirect_uris": ["https://app.example/cb#frag"]}, "invalid_redirect_uri"),
     ({"redirect_uris": ["myapp:/cb"]}, "invalid_redirect_uri"),
     ({"redirect_uris": []}, "invalid_redirect_uri"),
-    ({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"),
+    ({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
     ({"redirect_uris": [REDIRECT], "grant_types": ["client_credentials"]}, "invalid_client_metadata"),
     ({"redirect_uris": [REDIRECT], "scope": "xmemo/memory:admin"}, "invalid_client_metadata"),
 ])
@@ -305,3 +305,49 @@ def test_a_metadata_document_client_with_portless_loopback_callbacks(auth):
             authorize(server, url, v, redirect_uri="http://localhost:54321/other")
     finally:
         docs.close()
+
+
+def basic(client_id: str, secret: str) -> str:
+    import base64
+    return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+
+
+@pytest.mark.parametrize("method", ["client_secret_post", "client_secret_basic"])
+def test_a_confidential_client_registers_and_authenticates_either_way(auth, method):
+    """RFC 7591: a confidential registration gets a real secret, shown once and stored as
+    a digest; the token endpoint accepts it by HTTP Basic or in the form, and refuses
+    the client without it (401 invalid_client)."""
+    server, store, *_ = auth
+    answer = server.register({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": method}, source="10.0.0.5")
+    client, secret = answer["client_id"], answer["client_secret"]
+    assert answer["token_endpoint_auth_method"] == method and answer["client_secret_expires_at"] == 0 and len(secret) >= 43
+    stored = store.get("client", client)
+    assert secret not in repr(stored) and stored["secret_hash"]
+    v = verifier()
+    code = login(server, client, v)
+    status, body = exchange(server, client, code, v)  # no secret
+    assert (status, body["error"]) == (401, "invalid_client")
+    code = login(server, client, v)
+    status, body = exchange(server, client, code, v, client_secret="wrong")
+    assert (status, body["error"]) == (401, "invalid_client")
+    code = login(server, client, v)
+    status, tokens = exchange(server, client, code, v, client_secret=secret)  # client_secret_post
+    assert status == 200 and tokens["access_token"]
+    refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}
+    status, body = server.token(refresh, basic(client, "wrong"))
+    assert (status, body["error"]) == (401, "invalid_client")
+    status, again = server.token(refresh, basic(client, secret))  # client_secret_basic, no client_id in the form
+    assert status == 200 and again["access_token"]
+    status, body = server.token({**refresh, "refresh_token": again["refresh_token"], "client_secret": secret}, basic(client, secret))
+    assert (status, body["error"]) == (400, "invalid_request")  # one method at a time
+
+
+def test_a_public_client_presenting_a_secret_is_refused(auth):
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    status, body = exchange(server, client, login(server, client, v), v, client_secret="guess")
+    assert (status, body["error"]) == (401, "invalid_client")
+    status, body = server.token({"grant_type": "authorization_code", "code": login(server, client, v), "redirect_uri": REDIRECT,
+                                 "code_verifier": v}, "Basic !!!")
+    assert (status, body["error"]) == (401, "invalid_client")

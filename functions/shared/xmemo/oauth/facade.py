@@ -102,7 +102,8 @@ class Facade:
                 return self._register(body, source)
             if path == TOKEN and method == "POST":
                 status, answer = self.server.token(form_of(body), _header(headers, "Authorization"))
-                return Answer.json(status, answer, NO_STORE)
+                challenge = {"WWW-Authenticate": 'Basic realm="xmemo"'} if status == 401 else {}  # RFC 6749 §5.2
+                return Answer.json(status, answer, {**NO_STORE, **challenge})
         except OAuthError as exc:
             if exc.location:
                 return Answer.redirect(exc.location)

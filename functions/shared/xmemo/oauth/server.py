@@ -17,7 +17,7 @@ import re
 import secrets
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Protocol, Sequence
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote_plus, urlencode, urlsplit
 
 from .clients import Client, Clients, redirect_matches, register
 from .errors import OAuthError
@@ -173,15 +173,35 @@ class AuthorizationServer:
         """(status, JSON body) of the token endpoint; never raises OAuthError."""
         grant = form.get("grant_type")
         try:
+            if grant == "client_credentials":
+                return self.upstream.client_credentials(form, authorization)
+            if grant in ("authorization_code", "refresh_token"):
+                form = {**form, "client_id": self._client_of(form, authorization)}
             if grant == "authorization_code":
                 return 200, self._code_grant(form)
             if grant == "refresh_token":
                 return 200, self._refresh_grant(form)
-            if grant == "client_credentials":
-                return self.upstream.client_credentials(form, authorization)
             raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code, refresh_token or client_credentials")
         except OAuthError as exc:
             return exc.status, exc.body()
+
+    def _client_of(self, form: Mapping[str, str], authorization: str | None) -> str:
+        """The authenticated client's id: from HTTP Basic (RFC 6749 §2.3.1, form-encoded
+        parts) or the form; one method only, and a confidential client's secret checked."""
+        client_id, secret = form.get("client_id") or "", form.get("client_secret")
+        if authorization is not None:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() != "basic" or secret is not None:
+                raise OAuthError("invalid_request", "use one client authentication method: HTTP Basic or the form")
+            try:
+                basic_id, sep, basic_secret = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
+            except (ValueError, UnicodeDecodeError):
+                raise OAuthError("invalid_client", "malformed HTTP Basic credentials", status=401) from None
+            if not sep or (client_id and client_id != unquote_plus(basic_id)):
+                raise OAuthError("invalid_client", "malformed HTTP Basic credentials", status=401)
+            client_id, secret = unquote_plus(basic_id), unquote_plus(basic_secret)
+        self.clients.authenticate(client_id, secret)
+        return client_id
 
     def _code_grant(self, form: Mapping[str, str]) -> dict[str, Any]:
         code = form.get("code") or ""
