@@ -57,13 +57,18 @@ def test_code_then_refresh(auth, signing_key):
     v = verifier()
     status, body = exchange(server, client, login(server, client, v), v)
     assert status == 200 and body["token_type"] == "Bearer" and body["scope"] == f"{READ} {WRITE}"
-    claims = jwt.decode(body["access_token"], signing_key.public_key, algorithms=["RS256"], issuer=ISSUER)
+    claims = jwt.decode(body["access_token"], signing_key.public_key, algorithms=["RS256"], issuer=ISSUER, audience=RESOURCE)
     assert claims["sub"] == "alice" and claims["cognito:groups"] == ["team:acme"] and claims["scope"] == f"{READ} {WRITE}"
+    assert claims["aud"] == RESOURCE  # RFC 8707: the resource granted
     status, again = server.token({"grant_type": "refresh_token", "refresh_token": body["refresh_token"], "client_id": client})
     assert status == 200 and again["access_token"] != body["access_token"]
-    status, narrower = server.token({"grant_type": "refresh_token", "refresh_token": body["refresh_token"],
+    assert jwt.decode(again["access_token"], signing_key.public_key, algorithms=["RS256"], audience=RESOURCE)["aud"] == RESOURCE
+    status, narrower = server.token({"grant_type": "refresh_token", "refresh_token": again["refresh_token"],
                                      "client_id": client, "scope": READ})
     assert status == 200 and narrower["scope"] == READ
+    status, wider_again = server.token({"grant_type": "refresh_token", "refresh_token": narrower["refresh_token"],
+                                        "client_id": client})
+    assert status == 200 and wider_again["scope"] == f"{READ} {WRITE}"  # a narrower refresh does not shrink the grant
 
 
 @pytest.mark.parametrize("wrong", [None, "", "x" * 43, "short"])
@@ -351,3 +356,69 @@ def test_a_public_client_presenting_a_secret_is_refused(auth):
     status, body = server.token({"grant_type": "authorization_code", "code": login(server, client, v), "redirect_uri": REDIRECT,
                                  "code_verifier": v}, "Basic !!!")
     assert (status, body["error"]) == (401, "invalid_client")
+
+
+
+def refresh_with(server, client, token):
+    return server.token({"grant_type": "refresh_token", "refresh_token": token, "client_id": client})
+
+
+def test_refresh_tokens_rotate_and_reuse_revokes_the_family(auth):
+    """RFC 9700 §4.14.2: each use answers a new refresh token; presenting a retired one
+    (the client's stale copy, or a thief's) revokes every token of that grant."""
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    first = exchange(server, client, login(server, client, v), v)[1]["refresh_token"]
+    status, second = refresh_with(server, client, first)
+    assert status == 200 and second["refresh_token"] != first
+    status, third = refresh_with(server, client, second["refresh_token"])
+    assert status == 200 and third["refresh_token"] not in (first, second["refresh_token"])
+    other_login = exchange(server, client, login(server, client, v), v)[1]["refresh_token"]  # another grant
+    status, body = refresh_with(server, client, first)  # reuse of a retired token
+    assert (status, body["error"]) == (400, "invalid_grant") and "already used" in body["error_description"]
+    status, body = refresh_with(server, client, third["refresh_token"])  # the live one died with its family
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+    assert refresh_with(server, client, other_login)[0] == 200  # other grants are untouched
+
+
+def test_a_refused_refresh_spends_nothing(auth):
+    """A refresh refused before it is answered (wrong client, wider scope) leaves the token
+    usable: only an answered refresh retires it."""
+    server, *_ = auth
+    client, other = register(server), register(server)
+    v = verifier()
+    token = exchange(server, client, login(server, client, v), v)[1]["refresh_token"]
+    assert refresh_with(server, other, token)[0] == 400
+    assert server.token({"grant_type": "refresh_token", "refresh_token": token, "client_id": client, "scope": "x"})[0] == 400
+    assert refresh_with(server, client, token)[0] == 200
+
+
+def test_a_replayed_code_revokes_the_grant_made_from_it(auth):
+    """RFC 6749 §4.1.2 / OAuth 2.1 §4.1.3: the code was stolen or the client is confused;
+    either way the refresh token it produced stops working."""
+    server, *_ = auth
+    client = register(server)
+    v = verifier()
+    code = login(server, client, v)
+    status, tokens = exchange(server, client, code, v)
+    assert status == 200
+    status, body = exchange(server, client, code, v)
+    assert (status, body["error"]) == (400, "invalid_grant") and "revoked" in body["error_description"]
+    status, body = refresh_with(server, client, tokens["refresh_token"])
+    assert (status, body["error"]) == (400, "invalid_grant") and "access_token" not in body
+
+
+def test_the_upstream_refresh_token_is_sealed_under_the_clients(auth):
+    from xmemo.oauth.seal import seal, unseal
+
+    server, store, *_ = auth
+    client = register(server)
+    v = verifier()
+    token = exchange(server, client, login(server, client, v), v)[1]["refresh_token"]
+    from xmemo.oauth.state import digest
+    sealed = store.get("refresh", digest(token))["sealed"]
+    upstream = unseal(token, sealed)
+    assert upstream and upstream != token and store.get("local_refresh", digest(upstream)) is not None
+    assert unseal("another-token", sealed) is None and unseal(token, sealed[:-4] + "AAAA") is None
+    assert unseal("k", seal("k", "value")) == "value" and seal("k", "value") != seal("k2", "value")

@@ -49,7 +49,8 @@ class CognitoUpstream:
         return self._relay({"grant_type": "authorization_code", "client_id": self.client_id, "redirect_uri": self.callback,
                             "code": str(grant.get("upstream_code", "")), "code_verifier": str(grant.get("upstream_verifier", ""))})
 
-    def refresh(self, refresh_token: str, scopes: Sequence[str]) -> dict[str, Any]:
+    def refresh(self, refresh_token: str, scopes: Sequence[str], resource: str) -> dict[str, Any]:
+        """Cognito's refresh grant (it keeps the scopes first granted and names no audience)."""
         return self._relay({"grant_type": "refresh_token", "client_id": self.client_id, "refresh_token": refresh_token})
 
     def client_credentials(self, form: Mapping[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:
