@@ -29,7 +29,9 @@ REFRESH_TTL = 4
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    with start_gateway(tmp_path_factory.mktemp("oauth-refusals"), {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL)}, cwd=ROOT) as gw:
+    env = {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL),
+           "XMEMO_OAUTH_LOGIN_FREE_FAILURES": "8"}  # the per-login limit is tested here; the throttle in tests/oauth
+    with start_gateway(tmp_path_factory.mktemp("oauth-refusals"), env, cwd=ROOT) as gw:
         gw.add_user("erin", PASSWORD)
         yield gw
 

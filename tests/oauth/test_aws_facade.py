@@ -60,7 +60,7 @@ def post_form(facade, form: dict):
                                    headers={"Content-Type": "application/x-www-form-urlencoded"}))
 
 
-def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None = "same"):
+def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None = "same", origin: str | None = None):
     """The person on the consent page: what it shows, then their answer (with the cookie
     the page set, another one, or none)."""
     status, page, headers = get(facade, "/oauth2/authorize", params)
@@ -74,7 +74,8 @@ def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None
     sent = {"Cookie": f"__Host-xmemo-consent={token if cookie == 'same' else cookie}"} if cookie else {}
     return call(facade, rest_event("POST", "/oauth2/authorize", "/oauth2/authorize",
                                    body=urlencode({"txn": txn, "csrf": csrf, "decision": decision}),
-                                   headers={"Content-Type": "application/x-www-form-urlencoded", **sent}))
+                                   headers={"Content-Type": "application/x-www-form-urlencoded", **sent,
+                                            **({"Origin": origin} if origin else {})}))
 
 
 def params_for(client_id: str, challenge: str = "c" * 43, **over) -> dict:
@@ -230,3 +231,14 @@ def test_a_replayed_code_revokes_its_grant_through_the_facade(aws):
     assert (status, body["error"]) == (400, "invalid_grant")
     status, body, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id})
     assert (status, body["error"]) == (400, "invalid_grant")
+
+
+def test_the_consent_page_accepts_answers_only_from_its_own_origin(aws):
+    """The cookie already binds the answer to the browser; the Origin check also stops a
+    page of another site from submitting it (the cookie is SameSite=Lax, not Strict)."""
+    facade, cognito, *_ = aws
+    client_id = call(facade, load("register"))[1]["client_id"]
+    status, page, headers = consent(facade, params_for(client_id), origin="https://evil.example")
+    assert status == 403 and "Location" not in headers and "another site" in page
+    status, _, headers = consent(facade, params_for(client_id), origin=BASE)
+    assert status == 303 and headers["Location"].startswith(cognito.url)

@@ -13,11 +13,12 @@ from typing import Any, Mapping, Sequence
 from ..config import Settings
 from ..oauth.clients import Clients
 from ..oauth.errors import OAuthError
-from ..oauth.facade import Facade
+from ..oauth.facade import Facade, origin_of
 from ..oauth.fetch import Fetched, fetch
 from ..oauth.metadata import Endpoints, xmemo_scopes
 from ..oauth.server import AuthorizationServer, AuthRequest, Policy
 from ..oauth.state import SqliteState, StateStore, digest
+from ..oauth.throttle import LoginThrottle, ThrottlePolicy
 from .clients import INTERACTIVE_CLIENT_ID, ClientRegistry
 from .keys import SigningKey
 from .tokens import full_scopes, issue_token, issuer_of, resources_of
@@ -91,4 +92,9 @@ def local_facade(settings: Settings, key: SigningKey, clients: ClientRegistry, b
     policy = Policy(refresh_ttl=settings.oauth_refresh_ttl_s, registrations_per_window=settings.oauth_registrations_per_hour)
     server = AuthorizationServer(Endpoints(issuer), resources, scopes, store,
                                  Clients(store, scopes, fetcher, allow_loopback_http=True), upstream, policy)
-    return Facade(server, login=upstream.login, extra_metadata={"jwks_uri": f"{issuer}/.well-known/jwks.json"})
+    throttle = LoginThrottle(store, ThrottlePolicy(free=settings.oauth_login_free_failures,
+                                                   lockout=settings.oauth_login_lockout_failures,
+                                                   window=settings.oauth_login_lockout_s))
+    origins = frozenset(origin_of(r) for r in resources)  # the form is served under 127.0.0.1 and localhost
+    return Facade(server, login=upstream.login, extra_metadata={"jwks_uri": f"{issuer}/.well-known/jwks.json"},
+                  throttle=throttle, origins=origins)
