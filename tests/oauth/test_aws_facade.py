@@ -130,6 +130,7 @@ def test_login_at_cognito_then_code_token_and_refresh(aws):
     items = repr(client.scan(TableName=table)["Items"])
     assert tokens["refresh_token"] not in items and back["code"] not in items and "cognito-access" not in items
     assert not any(t in items for t in cognito.refresh_tokens)  # sealed, never verbatim
+    assert cognito_code not in items  # Cognito's code waited for /token sealed under ours
 
 
 def test_a_cancelled_login_goes_back_to_the_client(aws):

@@ -3,7 +3,9 @@ with the stack's interactive app client, and the tokens MCP clients get are Cogn
 
 This server runs its own PKCE with Cognito. The verifier is derived from the login id
 (which only the person's browser and this server see, and which the store keeps only
-as a different digest), so the state store alone cannot redeem a Cognito code."""
+as a different digest); between the callback and /token, Cognito's code and verifier are
+kept sealed under this server's own code (`server.complete`), so the state store alone
+cannot redeem a Cognito code."""
 
 from __future__ import annotations
 

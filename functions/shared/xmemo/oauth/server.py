@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import re
 import secrets
 from dataclasses import asdict, dataclass
@@ -164,7 +165,9 @@ class AuthorizationServer:
         if item is None:
             raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
         code = secrets.token_urlsafe(32)
-        self.store.put(CODE, digest(code), {**item, "grant": dict(grant)}, self.policy.code_ttl)
+        # the grant (on AWS: Cognito's code and verifier) is sealed under our code, so the
+        # store alone yields nothing redeemable
+        self.store.put(CODE, digest(code), {**item, "grant": seal(code, json.dumps(dict(grant)))}, self.policy.code_ttl)
         answer = {"code": code, "state": item["state"], "iss": self.endpoints.issuer}
         return with_query(item["redirect_uri"], {k: v for k, v in answer.items() if v})  # state only when sent
 
@@ -233,7 +236,7 @@ class AuthorizationServer:
         if form.get("resource") and form["resource"].rstrip("/") != record["resource"]:
             raise OAuthError("invalid_target", "resource differs from the authorization request")
         request = AuthRequest(**{k: v for k, v in record.items() if k != "grant"} | {"scopes": tuple(record["scopes"])})
-        tokens = self.upstream.tokens(record["grant"], request)
+        tokens = self.upstream.tokens(json.loads(unseal(code, record["grant"]) or "{}"), request)
         grant = {"client_id": request.client_id, "scopes": list(request.scopes), "resource": request.resource, "family": family}
         if tokens.get("refresh_token"):
             self.store.put(FAMILY, family, {"client_id": request.client_id}, self.policy.refresh_ttl)
