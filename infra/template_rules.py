@@ -33,6 +33,11 @@ OAUTH_FACADE_ROUTES: frozenset[tuple[str, str]] = frozenset({
     ("GET", "/oauth2/callback"),
     ("POST", "/oauth2/register"),
     ("POST", "/oauth2/token"),
+    # CORS preflights, answered by the authorization server itself (xmemo.oauth.facade.CORS_METHODS)
+    ("OPTIONS", "/.well-known/oauth-authorization-server"),
+    ("OPTIONS", "/.well-known/openid-configuration"),
+    ("OPTIONS", "/oauth2/register"),
+    ("OPTIONS", "/oauth2/token"),
 })
 OAUTH_TABLE_ACTIONS = frozenset({"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"})
 
