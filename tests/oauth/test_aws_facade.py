@@ -243,3 +243,16 @@ def test_the_consent_page_accepts_answers_only_from_its_own_origin(aws):
     assert status == 403 and "Location" not in headers and "another site" in page
     status, _, headers = consent(facade, params_for(client_id), origin=BASE)
     assert status == 303 and headers["Location"].startswith(cognito.url)
+
+
+def test_cors_preflights_through_the_lambda(aws):
+    facade, *_ = aws
+    for path in ("/.well-known/oauth-authorization-server", "/oauth2/register", "/oauth2/token"):
+        out = handle_event(rest_event("OPTIONS", path, path, headers={"Origin": "http://localhost:6274",
+                                                                      "Access-Control-Request-Method": "POST"}), facade)
+        assert out["statusCode"] == 204 and out["headers"]["Access-Control-Allow-Origin"] == "*"
+        assert "Access-Control-Allow-Credentials" not in out["headers"]
+    status, _, headers = call(facade, load("metadata"))
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == "*"
+    out = handle_event(rest_event("OPTIONS", "/oauth2/authorize", "/oauth2/authorize"), facade)
+    assert "Access-Control-Allow-Origin" not in out["headers"]
