@@ -1,8 +1,9 @@
 """The authorization server over HTTP, framework-free: the Lambda handler and the local
 gateway both call `Facade.handle` with the request's parts and send back the `Answer`.
 
-Nothing here logs: codes, tokens and passwords pass through only in bodies and the
-`Location` header of the redirects."""
+Nothing here logs but the login throttle (one line per wrong password, without the
+password or the name typed): codes, tokens, secrets and passwords pass through only in
+bodies and the `Location` header of the redirects."""
 
 from __future__ import annotations
 
