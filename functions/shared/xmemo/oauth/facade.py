@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
+from . import cors
 from .errors import OAuthError
 from .server import AuthorizationServer, AuthRequest
 from .throttle import LoginThrottle
@@ -24,13 +25,8 @@ AUTHORIZE, TOKEN, REGISTER, CALLBACK = "/oauth2/authorize", "/oauth2/token", "/o
 METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 PATHS = (*METADATA_PATHS, AUTHORIZE, TOKEN, REGISTER, CALLBACK)
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-# CORS (Fetch standard) for what a browser-based client (MCP Inspector, a web agent) must
-# reach before it has a token: discovery, registration and the token endpoint. Any origin,
-# never credentials: these endpoints read no cookie, and a wildcard origin forbids the
-# browser from sending any. The login page and /mcp are not opened to other origins.
+# answer any origin, without credentials (`cors`): what a browser-based client reaches first
 CORS_METHODS = {**{p: "GET, OPTIONS" for p in METADATA_PATHS}, REGISTER: "POST, OPTIONS", TOKEN: "POST, OPTIONS"}
-CORS = {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "WWW-Authenticate"}
-PREFLIGHT_MAX_AGE = 86400
 MAX_FORM = 16 * 1024
 # Double-submit token of the consent page (AWS): `__Host-` keeps other hosts from setting
 # it, SameSite=Lax keeps other sites' forms from sending it.
@@ -90,7 +86,7 @@ class Facade:
     def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, source: str) -> Answer:
         answer = self._route(method, path, query, headers, body, source)
         if path in CORS_METHODS:
-            answer.headers.update(CORS)
+            answer.headers.update(cors.ANSWER)
         return answer
 
     def _route(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, source: str) -> Answer:
@@ -203,11 +199,8 @@ def _duration(seconds: int) -> str:
 
 
 def preflight(path: str) -> Answer:
-    """The answer to a CORS preflight: the methods of `path`, the headers MCP clients send
-    (Authorization for client_secret_basic, MCP-Protocol-Version on discovery)."""
-    return Answer(204, b"", {"Access-Control-Allow-Methods": CORS_METHODS[path],
-                             "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
-                             "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE)})
+    """The answer to a CORS preflight of `path`."""
+    return Answer(204, b"", cors.preflight_headers(CORS_METHODS[path]))
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
