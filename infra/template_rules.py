@@ -54,6 +54,8 @@ PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(
         "/console",
         "/console/{asset}",
     )
+) | frozenset(  # and the CORS preflights of the resource metadata
+    ("OPTIONS", f"/.well-known/oauth-protected-resource{suffix}") for suffix in ("", "/mcp", "/mcp/full")
 ) | OAUTH_FACADE_ROUTES
 
 # Scopes a route may require: `<ResourceServerId>/memory:<name>`.

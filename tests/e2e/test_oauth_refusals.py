@@ -223,7 +223,9 @@ def test_wrong_password(http, gateway):
     assert submit(http, page).status_code == 400  # even the right password cannot revive it
 
 
-@pytest.mark.parametrize("path, method", [("/.well-known/oauth-authorization-server", "GET"),
+@pytest.mark.parametrize("path, method", [("/.well-known/oauth-protected-resource/mcp", "GET"),
+                                          ("/.well-known/oauth-protected-resource", "GET"),
+                                          ("/.well-known/oauth-authorization-server", "GET"),
                                           ("/.well-known/openid-configuration", "GET"),
                                           ("/oauth2/register", "POST"), ("/oauth2/token", "POST")])
 def test_cors_for_browser_clients(http, path, method):

@@ -116,13 +116,14 @@ def test_access_logs_are_one_json_object_per_request_without_secrets(source):
 
 def test_no_cors_but_the_authorization_servers_preflights(source, cfn):
     """No API-wide CORS: only what a browser-based MCP client calls before it has a token
-    (discovery, registration, token) answers preflights, and the authorization server's
-    function answers them itself (any origin, never credentials)."""
+    (the resource and authorization-server metadata, registration, token) answers
+    preflights, each by the function that serves the path (any origin, never credentials)."""
     from xmemo.oauth.facade import CORS_METHODS
 
     assert "Cors" not in source["Resources"]["XMemoApi"]["Properties"]
     paths = cfn["Resources"]["XMemoApi"]["Properties"]["Body"]["paths"]
-    assert {p for p, methods in paths.items() if "options" in methods} == set(CORS_METHODS)
+    resource_metadata = {f"/.well-known/oauth-protected-resource{s}" for s in ("", "/mcp", "/mcp/full")}
+    assert {p for p, methods in paths.items() if "options" in methods} == set(CORS_METHODS) | resource_metadata
 
 
 # -- identity ------------------------------------------------------------------------------
