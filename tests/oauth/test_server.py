@@ -422,3 +422,23 @@ def test_the_upstream_refresh_token_is_sealed_under_the_clients(auth):
     assert upstream and upstream != token and store.get("local_refresh", digest(upstream)) is not None
     assert unseal("another-token", sealed) is None and unseal(token, sealed[:-4] + "AAAA") is None
     assert unseal("k", seal("k", "value")) == "value" and seal("k", "value") != seal("k2", "value")
+
+
+def test_a_refresh_token_bound_before_rotation_keeps_working_once_then_rotates(auth):
+    """A deployment updated in place: clients hold the provider's own refresh token,
+    bound as it used to be (no family). It is accepted once, answered with a token of
+    this server, and retired like any other."""
+    from xmemo.oauth.state import digest
+
+    server, store, *_ = auth
+    client = register(server)
+    v = verifier()
+    code = login(server, client, v)
+    legacy = exchange(server, client, code, v)[1]
+    upstream = __import__("xmemo.oauth.seal", fromlist=["unseal"]).unseal(
+        legacy["refresh_token"], store.get("refresh", digest(legacy["refresh_token"]))["sealed"])
+    store.put("refresh", digest(upstream), {"client_id": client, "scopes": [READ, WRITE], "resource": RESOURCE}, 3600)
+    status, body = refresh_with(server, client, upstream)
+    assert status == 200 and body["refresh_token"] != upstream
+    assert refresh_with(server, client, body["refresh_token"])[0] == 200
+    assert refresh_with(server, client, upstream)[1]["error"] == "invalid_grant"

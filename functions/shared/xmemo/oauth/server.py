@@ -236,7 +236,8 @@ class AuthorizationServer:
         if form.get("resource") and form["resource"].rstrip("/") != record["resource"]:
             raise OAuthError("invalid_target", "resource differs from the authorization request")
         request = AuthRequest(**{k: v for k, v in record.items() if k != "grant"} | {"scopes": tuple(record["scopes"])})
-        tokens = self.upstream.tokens(json.loads(unseal(code, record["grant"]) or "{}"), request)
+        sealed = record["grant"]  # (a dict: a code issued before grants were sealed)
+        tokens = self.upstream.tokens(sealed if isinstance(sealed, dict) else json.loads(unseal(code, sealed) or "{}"), request)
         grant = {"client_id": request.client_id, "scopes": list(request.scopes), "resource": request.resource, "family": family}
         if tokens.get("refresh_token"):
             self.store.put(FAMILY, family, {"client_id": request.client_id}, self.policy.refresh_ttl)
@@ -260,6 +261,9 @@ class AuthorizationServer:
                 self._revoke(retired["family"])
                 raise OAuthError("invalid_grant", "the refresh token was already used; the grant is revoked")
             raise OAuthError("invalid_grant", "the refresh token is invalid or expired")
+        if "family" not in binding:  # bound before rotation existed: the token is the provider's own
+            binding = {**binding, "family": secrets.token_urlsafe(16), "sealed": seal(old, old)}
+            self.store.put(FAMILY, binding["family"], {"client_id": binding["client_id"]}, self.policy.refresh_ttl)
         if self.store.get(FAMILY, binding["family"]) is None:
             raise OAuthError("invalid_grant", "the grant of this refresh token was revoked or expired")
         if not hmac.compare_digest(str(form.get("client_id") or "").encode(), binding["client_id"].encode()):
