@@ -221,6 +221,10 @@ def test_wrong_password(http, gateway):
     query = parse_qs(urlsplit(r.headers["location"]).query)
     assert r.status_code == 303 and query["error"] == ["access_denied"] and "code" not in query
     assert submit(http, page).status_code == 400  # even the right password cannot revive it
+    log = (gateway.settings.data_dir / "gateway.log").read_text()
+    failed = [line for line in log.splitlines() if "login failed: account=" in line]  # (Powertools' JSON lines)
+    assert len(failed) >= 5 and "address=loopback" in failed[-1]  # one line per wrong password
+    assert not any(s in log for s in ("not-the-password", "still-wrong", PASSWORD, "erin"))
 
 
 @pytest.mark.parametrize("path, method", [("/.well-known/oauth-protected-resource/mcp", "GET"),
