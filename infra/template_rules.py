@@ -33,6 +33,11 @@ OAUTH_FACADE_ROUTES: frozenset[tuple[str, str]] = frozenset({
     ("GET", "/oauth2/callback"),
     ("POST", "/oauth2/register"),
     ("POST", "/oauth2/token"),
+    # CORS preflights, answered by the authorization server itself (xmemo.oauth.facade.CORS_METHODS)
+    ("OPTIONS", "/.well-known/oauth-authorization-server"),
+    ("OPTIONS", "/.well-known/openid-configuration"),
+    ("OPTIONS", "/oauth2/register"),
+    ("OPTIONS", "/oauth2/token"),
 })
 OAUTH_TABLE_ACTIONS = frozenset({"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"})
 
@@ -49,6 +54,8 @@ PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(
         "/console",
         "/console/{asset}",
     )
+) | frozenset(  # and the CORS preflights of the resource metadata
+    ("OPTIONS", f"/.well-known/oauth-protected-resource{suffix}") for suffix in ("", "/mcp", "/mcp/full")
 ) | OAUTH_FACADE_ROUTES
 
 # Scopes a route may require: `<ResourceServerId>/memory:<name>`.

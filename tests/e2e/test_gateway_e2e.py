@@ -143,7 +143,7 @@ def test_cli_token_and_client_credentials(gateway, http):
 
     jwks = http.get("/.well-known/jwks.json").json()
     key = jwt.PyJWK(jwks["keys"][0])
-    assert jwt.decode(token, key.key, algorithms=["RS256"], issuer=gateway.url)["sub"] == "erin"
+    assert jwt.decode(token, key.key, algorithms=["RS256"], issuer=gateway.url, audience=gateway.url)["sub"] == "erin"
 
     created = gateway.cli("client", "create", "--name", "ci-agent", "--scope", "memory:read", "--scope", "memory:write")
     assert created.returncode == 0, created.stderr

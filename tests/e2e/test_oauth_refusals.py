@@ -29,7 +29,9 @@ REFRESH_TTL = 4
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory):
-    with start_gateway(tmp_path_factory.mktemp("oauth-refusals"), {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL)}, cwd=ROOT) as gw:
+    env = {"XMEMO_OAUTH_REFRESH_TTL_S": str(REFRESH_TTL),
+           "XMEMO_OAUTH_LOGIN_FREE_FAILURES": "8"}  # the per-login limit is tested here; the throttle in tests/oauth
+    with start_gateway(tmp_path_factory.mktemp("oauth-refusals"), env, cwd=ROOT) as gw:
         gw.add_user("erin", PASSWORD)
         yield gw
 
@@ -137,7 +139,7 @@ def test_code_from_another_client(http, gateway):
 
 def test_redirect_uri_not_registered(http, gateway):
     client = register(http)
-    r = authorize(http, gateway, client, "v" * 43, redirect_uri="http://127.0.0.1:47002/callback")
+    r = authorize(http, gateway, client, "v" * 43, redirect_uri="http://127.0.0.1:47002/elsewhere")  # any port, never another path
     assert r.status_code == 400 and "location" not in r.headers and "not registered" in r.text  # shown, never followed
     verifier = secrets.token_urlsafe(48)
     code = code_for(http, gateway, client, verifier)
@@ -147,8 +149,26 @@ def test_redirect_uri_not_registered(http, gateway):
 def test_registration_refuses_plain_http_and_confidential_clients(http):
     r = http.post("/oauth2/register", json={"redirect_uris": ["http://evil.example/cb"]})
     assert (r.status_code, r.json()["error"]) == (400, "invalid_redirect_uri")
-    r = http.post("/oauth2/register", json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post"})
+    r = http.post("/oauth2/register", json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"})
     assert (r.status_code, r.json()["error"]) == (400, "invalid_client_metadata")
+
+
+def test_a_confidential_client_over_http(http, gateway):
+    """The TypeScript SDK's example registers with client_secret_post; its token requests
+    then use the method the registration answer names. Basic is refused with a challenge."""
+    answer = http.post("/oauth2/register", json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post"})
+    assert answer.status_code == 201 and answer.json()["token_endpoint_auth_method"] == "client_secret_post"
+    client, secret = answer.json()["client_id"], answer.json()["client_secret"]
+    verifier = secrets.token_urlsafe(48)
+    r = exchange(http, gateway, client, code_for(http, gateway, client, verifier), verifier)
+    assert_error(r, 401, "invalid_client")
+    assert r.headers["www-authenticate"].startswith("Basic")
+    ok = http.post("/oauth2/token", data={"grant_type": "authorization_code", "client_id": client, "client_secret": secret,
+                                          "code": code_for(http, gateway, client, verifier), "redirect_uri": REDIRECT,
+                                          "code_verifier": verifier})
+    assert ok.status_code == 200 and ok.json()["access_token"]
+    meta = http.get("/.well-known/oauth-authorization-server").json()
+    assert set(meta["token_endpoint_auth_methods_supported"]) == {"none", "client_secret_basic", "client_secret_post"}
 
 
 def test_resource_naming_another_server(http, gateway):
@@ -201,3 +221,39 @@ def test_wrong_password(http, gateway):
     query = parse_qs(urlsplit(r.headers["location"]).query)
     assert r.status_code == 303 and query["error"] == ["access_denied"] and "code" not in query
     assert submit(http, page).status_code == 400  # even the right password cannot revive it
+    log = (gateway.settings.data_dir / "gateway.log").read_text()
+    failed = [line for line in log.splitlines() if "login failed: account=" in line]  # (Powertools' JSON lines)
+    assert len(failed) >= 5 and "address=loopback" in failed[-1]  # one line per wrong password
+    assert not any(s in log for s in ("not-the-password", "still-wrong", PASSWORD, "erin"))
+
+
+@pytest.mark.parametrize("path, method", [("/.well-known/oauth-protected-resource/mcp", "GET"),
+                                          ("/.well-known/oauth-protected-resource", "GET"),
+                                          ("/.well-known/oauth-authorization-server", "GET"),
+                                          ("/.well-known/openid-configuration", "GET"),
+                                          ("/oauth2/register", "POST"), ("/oauth2/token", "POST")])
+def test_cors_for_browser_clients(http, path, method):
+    """A browser-based client (MCP Inspector) discovers, registers and redeems from another
+    origin: the preflight is answered, every answer (refusals too) names any origin, and
+    no credentials are ever allowed."""
+    origin = "http://localhost:6274"
+    pre = http.options(path, headers={"Origin": origin, "Access-Control-Request-Method": method,
+                                      "Access-Control-Request-Headers": "content-type,authorization,mcp-protocol-version"})
+    assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == "*"
+    assert method in pre.headers["access-control-allow-methods"]
+    allowed = {h.strip().lower() for h in pre.headers["access-control-allow-headers"].split(",")}
+    assert {"content-type", "authorization", "mcp-protocol-version"} <= allowed
+    r = http.request(method, path, headers={"Origin": origin}, **({"data": {"grant_type": "nope"}} if path.endswith("token") else
+                                                                    {"json": {"redirect_uris": [REDIRECT]}} if method == "POST" else {}))
+    assert r.headers["access-control-allow-origin"] == "*", (r.status_code, r.headers)
+    for answer in (pre, r):
+        assert "access-control-allow-credentials" not in answer.headers
+
+
+def test_no_cors_on_the_login_form_or_mcp(http, gateway):
+    client = register(http)
+    page = authorize(http, gateway, client, "v" * 43)
+    assert "access-control-allow-origin" not in page.headers
+    for r in (http.options("/oauth2/authorize", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}),
+              http.post("/mcp", headers={"Origin": f"{gateway.url}"}, json={})):
+        assert "access-control-allow-origin" not in r.headers

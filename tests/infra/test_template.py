@@ -114,9 +114,16 @@ def test_access_logs_are_one_json_object_per_request_without_secrets(source):
     assert source["Resources"]["ApiAccessLogGroup"]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
 
 
-def test_no_cors_anywhere(source, cfn):
+def test_no_cors_but_the_authorization_servers_preflights(source, cfn):
+    """No API-wide CORS: only what a browser-based MCP client calls before it has a token
+    (the resource and authorization-server metadata, registration, token) answers
+    preflights, each by the function that serves the path (any origin, never credentials)."""
+    from xmemo.oauth.facade import CORS_METHODS
+
     assert "Cors" not in source["Resources"]["XMemoApi"]["Properties"]
-    assert not any("options" in m for m in cfn["Resources"]["XMemoApi"]["Properties"]["Body"]["paths"].values())
+    paths = cfn["Resources"]["XMemoApi"]["Properties"]["Body"]["paths"]
+    resource_metadata = {f"/.well-known/oauth-protected-resource{s}" for s in ("", "/mcp", "/mcp/full")}
+    assert {p for p, methods in paths.items() if "options" in methods} == set(CORS_METHODS) | resource_metadata
 
 
 # -- identity ------------------------------------------------------------------------------

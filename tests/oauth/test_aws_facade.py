@@ -60,7 +60,7 @@ def post_form(facade, form: dict):
                                    headers={"Content-Type": "application/x-www-form-urlencoded"}))
 
 
-def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None = "same"):
+def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None = "same", origin: str | None = None):
     """The person on the consent page: what it shows, then their answer (with the cookie
     the page set, another one, or none)."""
     status, page, headers = get(facade, "/oauth2/authorize", params)
@@ -74,12 +74,14 @@ def consent(facade, params: dict, *, decision: str = "allow", cookie: str | None
     sent = {"Cookie": f"__Host-xmemo-consent={token if cookie == 'same' else cookie}"} if cookie else {}
     return call(facade, rest_event("POST", "/oauth2/authorize", "/oauth2/authorize",
                                    body=urlencode({"txn": txn, "csrf": csrf, "decision": decision}),
-                                   headers={"Content-Type": "application/x-www-form-urlencoded", **sent}))
+                                   headers={"Content-Type": "application/x-www-form-urlencoded", **sent,
+                                            **({"Origin": origin} if origin else {})}))
 
 
 def params_for(client_id: str, challenge: str = "c" * 43, **over) -> dict:
-    return {"response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "app-state",
-            "code_challenge": challenge, "code_challenge_method": "S256", "resource": f"{BASE}/mcp", **over}
+    params = {"response_type": "code", "client_id": client_id, "redirect_uri": APP, "state": "app-state",
+              "code_challenge": challenge, "code_challenge_method": "S256", "resource": f"{BASE}/mcp", **over}
+    return {k: v for k, v in params.items() if v is not None}
 
 
 def test_the_event_files(aws):
@@ -119,13 +121,16 @@ def test_login_at_cognito_then_code_token_and_refresh(aws):
     status, again, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
                                           "client_id": client_id})
     assert status == 200 and again["access_token"] != tokens["access_token"]
-    assert again["refresh_token"] == tokens["refresh_token"]  # Cognito's, handed back
-    status, refused, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+    assert again["refresh_token"] != tokens["refresh_token"]  # the façade's own, rotated
+    assert all(t not in cognito.refresh_tokens for t in (tokens["refresh_token"], again["refresh_token"]))  # Cognito's never leaves
+    status, refused, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": again["refresh_token"],
                                             "client_id": call(facade, load("register"))[1]["client_id"]})
     assert (status, refused["error"]) == (400, "invalid_grant")
     assert [r["grant_type"] for r in cognito.requests] == ["authorization_code", "refresh_token"]
     items = repr(client.scan(TableName=table)["Items"])
     assert tokens["refresh_token"] not in items and back["code"] not in items and "cognito-access" not in items
+    assert not any(t in items for t in cognito.refresh_tokens)  # sealed, never verbatim
+    assert cognito_code not in items  # Cognito's code waited for /token sealed under ours
 
 
 def test_a_cancelled_login_goes_back_to_the_client(aws):
@@ -178,3 +183,76 @@ def test_unconfigured_is_a_clear_404(monkeypatch):
     finally:
         module._default_facade.cache_clear()
     check_oauth_unconfigured(out["statusCode"], out["body"])
+
+
+def logged_in(facade, cognito):
+    """A client registered, a person through consent and Cognito's login: (client id, the
+    code, its verifier)."""
+    client_id = call(facade, load("register"))[1]["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    _, _, headers = consent(facade, params_for(client_id, challenge, state=None))
+    upstream = {k: v[0] for k, v in parse_qs(urlsplit(headers["Location"]).query).items()}
+    _, _, headers = get(facade, "/oauth2/callback", {"code": cognito.login(upstream["code_challenge"]), "state": upstream["state"]})
+    back = {k: v[0] for k, v in parse_qs(urlsplit(headers["Location"]).query).items()}
+    assert "state" not in back  # none was sent
+    return client_id, back["code"], verifier
+
+
+def redeem(facade, client_id, code, verifier):
+    return post_form(facade, {"grant_type": "authorization_code", "code": code, "client_id": client_id,
+                              "redirect_uri": APP, "code_verifier": verifier})
+
+
+def test_rotation_and_reuse_detection_hold_through_the_facade(aws):
+    """Cognito does not rotate: the façade hands out its own refresh tokens (DynamoDB),
+    rotates them on every use, and revokes the grant when a retired one comes back;
+    Cognito is not even asked then."""
+    facade, cognito, *_ = aws
+    client_id, code, verifier = logged_in(facade, cognito)
+    status, tokens, _ = redeem(facade, client_id, code, verifier)
+    assert status == 200
+    refresh = lambda t: post_form(facade, {"grant_type": "refresh_token", "refresh_token": t, "client_id": client_id})
+    status, second, _ = refresh(tokens["refresh_token"])
+    assert status == 200 and second["refresh_token"] != tokens["refresh_token"]
+    asked = len(cognito.requests)
+    status, body, _ = refresh(tokens["refresh_token"])
+    assert (status, body["error"]) == (400, "invalid_grant")
+    status, body, _ = refresh(second["refresh_token"])
+    assert (status, body["error"]) == (400, "invalid_grant")
+    assert len(cognito.requests) == asked
+
+
+def test_a_replayed_code_revokes_its_grant_through_the_facade(aws):
+    facade, cognito, *_ = aws
+    client_id, code, verifier = logged_in(facade, cognito)
+    status, tokens, _ = redeem(facade, client_id, code, verifier)
+    assert status == 200
+    status, body, _ = redeem(facade, client_id, code, verifier)
+    assert (status, body["error"]) == (400, "invalid_grant")
+    status, body, _ = post_form(facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client_id})
+    assert (status, body["error"]) == (400, "invalid_grant")
+
+
+def test_the_consent_page_accepts_answers_only_from_its_own_origin(aws):
+    """The cookie already binds the answer to the browser; the Origin check also stops a
+    page of another site from submitting it (the cookie is SameSite=Lax, not Strict)."""
+    facade, cognito, *_ = aws
+    client_id = call(facade, load("register"))[1]["client_id"]
+    status, page, headers = consent(facade, params_for(client_id), origin="https://evil.example")
+    assert status == 403 and "Location" not in headers and "another site" in page
+    status, _, headers = consent(facade, params_for(client_id), origin=BASE)
+    assert status == 303 and headers["Location"].startswith(cognito.url)
+
+
+def test_cors_preflights_through_the_lambda(aws):
+    facade, *_ = aws
+    for path in ("/.well-known/oauth-authorization-server", "/oauth2/register", "/oauth2/token"):
+        out = handle_event(rest_event("OPTIONS", path, path, headers={"Origin": "http://localhost:6274",
+                                                                      "Access-Control-Request-Method": "POST"}), facade)
+        assert out["statusCode"] == 204 and out["headers"]["Access-Control-Allow-Origin"] == "*"
+        assert "Access-Control-Allow-Credentials" not in out["headers"]
+    status, _, headers = call(facade, load("metadata"))
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == "*"
+    out = handle_event(rest_event("OPTIONS", "/oauth2/authorize", "/oauth2/authorize"), facade)
+    assert "Access-Control-Allow-Origin" not in out["headers"]

@@ -32,6 +32,9 @@ def test_user_token_shape_and_principal(env):
     assert claims["scope"] == "xmemo/memory:read xmemo/memory:write"
     assert claims["iss"] == "http://127.0.0.1:9999" and claims["cognito:groups"] == ["team:acme", "team:ops"]
     assert {"exp", "iat", "jti", "auth_time", "sub", "username"} <= set(claims)
+    assert claims["aud"] == "http://127.0.0.1:9999"  # no resource named: the deployment itself
+    for resource in ("http://127.0.0.1:9999/mcp", "http://localhost:9999/mcp/full"):
+        assert verify_token(issue_token(settings, key, scopes=["memory:read"], sub="a", audience=resource), settings, key, clients)["aud"] == resource
     principal = principal_from_claims(claims_as_strings(claims), "xmemo")
     assert principal.owner == "alice" and principal.teams == {"acme", "ops"}
     assert principal.has("memory:write") and not principal.has("memory:temporary")
@@ -50,7 +53,8 @@ VERIFIERS = {"direct": verify_token, "cached": lambda *a: VerifiedTokens().verif
 
 
 @pytest.mark.parametrize("verifier", sorted(VERIFIERS))
-@pytest.mark.parametrize("case", ["expired", "wrong_issuer", "bad_signature", "foreign_key", "id_token", "unknown_client", "garbage", "hs256"])
+@pytest.mark.parametrize("case", ["expired", "wrong_issuer", "bad_signature", "foreign_key", "id_token", "unknown_client", "garbage", "hs256",
+                                  "foreign_audience", "another_port", "no_audience", "mixed_audience"])
 def test_verification_failures(env, case, verifier):
     settings, key, clients = env
     now = int(time.time())
@@ -71,6 +75,15 @@ def test_verification_failures(env, case, verifier):
         token = jwt.encode({**claims, "token_use": "id"}, key.private_key, algorithm="RS256", headers={"kid": key.kid})
     elif case == "unknown_client":
         token = issue_token(settings, key, scopes=["memory:read"], client_id="not-registered")
+    elif case == "foreign_audience":  # RFC 8707: a token granted for another resource
+        token = issue_token(settings, key, scopes=["memory:read"], sub="a", audience="https://other.example/mcp")
+    elif case == "another_port":  # another local gateway's MCP endpoint
+        token = issue_token(settings, key, scopes=["memory:read"], sub="a", audience="http://127.0.0.1:9998/mcp")
+    elif case in ("no_audience", "mixed_audience"):
+        claims = jwt.decode(issue_token(settings, key, scopes=["memory:read"], sub="a"), options={"verify_signature": False})
+        claims = {k: v for k, v in claims.items() if k != "aud"} if case == "no_audience" else \
+            {**claims, "aud": ["http://127.0.0.1:9999/mcp", "https://other.example/mcp"]}
+        token = jwt.encode(claims, key.private_key, algorithm="RS256", headers={"kid": key.kid})
     elif case == "garbage":
         token = "not.a.jwt"
     else:

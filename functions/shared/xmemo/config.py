@@ -178,6 +178,18 @@ class OAuthSettings(_Group):
     oauth_registrations_per_hour: int = Field(
         30, ge=1, description="Dynamic client registrations one source address may make per hour."
     )
+    oauth_login_free_failures: int = Field(
+        3, ge=1, description="Wrong passwords one account may have before the login form makes it wait "
+        "(1 s, then doubling up to 60 s); one address gets five times as many.",
+    )
+    oauth_login_lockout_failures: int = Field(
+        10, ge=2, description="Wrong passwords within the lockout window that lock an account out of the login "
+        "form for the whole window; one address gets five times as many.",
+    )
+    oauth_login_lockout_s: int = Field(
+        900, ge=1, description="The login form's lockout window (seconds): failures are remembered this long, "
+        "and a lockout lasts this long.",
+    )
 
 
 class ConsoleSettings(_Group):

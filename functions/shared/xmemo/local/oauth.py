@@ -13,14 +13,15 @@ from typing import Any, Mapping, Sequence
 from ..config import Settings
 from ..oauth.clients import Clients
 from ..oauth.errors import OAuthError
-from ..oauth.facade import Facade
+from ..oauth.facade import Facade, origin_of
 from ..oauth.fetch import Fetched, fetch
 from ..oauth.metadata import Endpoints, xmemo_scopes
 from ..oauth.server import AuthorizationServer, AuthRequest, Policy
 from ..oauth.state import SqliteState, StateStore, digest
+from ..oauth.throttle import LoginThrottle, ThrottlePolicy
 from .clients import INTERACTIVE_CLIENT_ID, ClientRegistry
 from .keys import SigningKey
-from .tokens import full_scopes, issue_token, issuer_of
+from .tokens import full_scopes, issue_token, issuer_of, resources_of
 from .users import UserRegistry
 
 LOCAL_REFRESH = "local_refresh"
@@ -40,21 +41,21 @@ class LocalUpstream:
     def tokens(self, grant: Mapping[str, Any], request: AuthRequest) -> dict[str, Any]:
         refresh_token = secrets.token_urlsafe(32)
         self.store.put(LOCAL_REFRESH, digest(refresh_token), {"user": grant["user"]}, self.settings.oauth_refresh_ttl_s)
-        return {**self._access(grant["user"], request.scopes), "refresh_token": refresh_token}
+        return {**self._access(grant["user"], request.scopes, request.resource), "refresh_token": refresh_token}
 
-    def refresh(self, refresh_token: str, scopes: Sequence[str]) -> dict[str, Any]:
+    def refresh(self, refresh_token: str, scopes: Sequence[str], resource: str) -> dict[str, Any]:
         record = self.store.get(LOCAL_REFRESH, digest(refresh_token))
         if record is None:
             raise OAuthError("invalid_grant", "the refresh token is invalid or expired")
-        return self._access(record["user"], scopes)
+        return self._access(record["user"], scopes, resource)
 
-    def _access(self, name: str, scopes: Sequence[str]) -> dict[str, Any]:
+    def _access(self, name: str, scopes: Sequence[str], resource: str) -> dict[str, Any]:
         user = self.users.get(name)
         if user is None:  # removed since: no more tokens
             raise OAuthError("invalid_grant", "the user no longer exists")
         ttl = self.settings.oauth_access_ttl_s
         token = issue_token(self.settings, self.key, scopes=scopes, sub=user.name, teams=user.teams,
-                            client_id=INTERACTIVE_CLIENT_ID, ttl=ttl)
+                            client_id=INTERACTIVE_CLIENT_ID, ttl=ttl, audience=resource)
         return {"access_token": token, "expires_in": ttl}
 
     def client_credentials(self, form: Mapping[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:
@@ -87,9 +88,13 @@ def local_facade(settings: Settings, key: SigningKey, clients: ClientRegistry, b
     scopes = xmemo_scopes(settings.resource_server)
     store = SqliteState(settings.data_dir / "gateway" / "oauth.sqlite3")
     upstream = LocalUpstream(settings, key, UserRegistry(settings.data_dir), clients, store)
-    hosts = {base_url, base_url.replace("127.0.0.1", "localhost")}
-    resources = [f"{h}{p}" for h in hosts for p in ("/mcp", "/mcp/full")]
+    resources = resources_of(base_url)
     policy = Policy(refresh_ttl=settings.oauth_refresh_ttl_s, registrations_per_window=settings.oauth_registrations_per_hour)
     server = AuthorizationServer(Endpoints(issuer), resources, scopes, store,
                                  Clients(store, scopes, fetcher, allow_loopback_http=True), upstream, policy)
-    return Facade(server, login=upstream.login, extra_metadata={"jwks_uri": f"{issuer}/.well-known/jwks.json"})
+    throttle = LoginThrottle(store, ThrottlePolicy(free=settings.oauth_login_free_failures,
+                                                   lockout=settings.oauth_login_lockout_failures,
+                                                   window=settings.oauth_login_lockout_s))
+    origins = frozenset(origin_of(r) for r in resources)  # the form is served under 127.0.0.1 and localhost
+    return Facade(server, login=upstream.login, extra_metadata={"jwks_uri": f"{issuer}/.well-known/jwks.json"},
+                  throttle=throttle, origins=origins)

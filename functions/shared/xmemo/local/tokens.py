@@ -27,6 +27,20 @@ def issuer_of(settings: Settings) -> str:
     return settings.issuer or f"http://127.0.0.1:{settings.port}"
 
 
+def resources_of(base_url: str) -> list[str]:
+    """The resources (RFC 8707) the gateway at `base_url` grants tokens for: its MCP
+    endpoints, under 127.0.0.1 and localhost alike."""
+    hosts = dict.fromkeys([base_url, base_url.replace("127.0.0.1", "localhost")])
+    return [f"{h}{p}" for h in hosts for p in ("/mcp", "/mcp/full")]
+
+
+def audiences(settings: Settings) -> frozenset[str]:
+    """The `aud` values this deployment accepts: its MCP resources and itself (the
+    issuer: tokens minted for the REST API, the CLI and client credentials)."""
+    base = f"http://127.0.0.1:{settings.port}"
+    return frozenset([*resources_of(base), base, base.replace("127.0.0.1", "localhost"), issuer_of(settings)])
+
+
 def full_scopes(scopes: Iterable[str], resource_server: str) -> list[str]:
     """`memory:read` → `xmemo/memory:read`; already-qualified scopes are kept."""
     return [s if "/" in s else f"{resource_server}/{s}" for s in scopes]
@@ -42,9 +56,11 @@ def issue_token(
     teams: Iterable[str] = (),
     ttl: int = 3600,
     now: int | None = None,
+    audience: str | None = None,
 ) -> str:
     """A user token (`sub` given: `username`, `cognito:groups` = team:<slug>) or a machine
-    token (client-credentials: `sub` = `client_id`, teams in `custom:teams`)."""
+    token (client-credentials: `sub` = `client_id`, teams in `custom:teams`). `aud` is the
+    resource granted (RFC 8707: the MCP endpoint an OAuth client named), else the issuer."""
     now = int(time.time()) if now is None else now
     teams = sorted(set(teams))
     claims: dict[str, Any] = {
@@ -58,6 +74,7 @@ def issue_token(
         "version": 2,
         "jti": str(uuid.uuid4()),
         "client_id": client_id,
+        "aud": audience or issuer_of(settings),
     }
     if sub:
         claims["username"] = sub
@@ -135,4 +152,7 @@ def _verify_signed(token: str, settings: Settings, key: SigningKey) -> dict[str,
         raise Unauthorized("invalid token") from None
     if claims.get("token_use") != "access":
         raise Unauthorized("an access token is required")
+    aud = claims.get("aud")
+    if not aud or not set([aud] if isinstance(aud, str) else aud) <= audiences(settings):
+        raise Unauthorized("token issued for another audience")  # RFC 8707: not for this deployment
     return claims

@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from .. import api
 from ..config import Settings
+from ..oauth import cors
 from . import dispatch, oauth, registry
 from .jsonrpc import INVALID_REQUEST, error
 from .transport import Endpoint, HttpRequest, HttpResponse
@@ -55,17 +56,22 @@ def mcp(app: APIGatewayRestResolver, path: str) -> Response:
 
 
 def metadata(app: APIGatewayRestResolver, suffix: str) -> Response:
-    """The RFC 9728 document of `<base><suffix>`, naming the token issuer."""
+    """The RFC 9728 document of `<base><suffix>`, naming the token issuer; readable from
+    any origin (a browser-based client discovers here first), never with credentials."""
     event = app.current_event.raw_event
     settings = api.settings()
-    if str(event.get("httpMethod") or "").upper() != "GET":
-        return response(HttpResponse(405, {"error": {"code": "invalid_request", "message": "GET only"}}, {"Allow": "GET"}))
+    method = str(event.get("httpMethod") or "").upper()
+    if method == "OPTIONS":
+        return response(HttpResponse(204, None, cors.preflight_headers("GET, OPTIONS")))
+    if method != "GET":
+        return response(HttpResponse(405, {"error": {"code": "invalid_request", "message": "GET only"}}, {"Allow": "GET", **cors.ANSWER}))
     base = base_url(event, settings)
     issuer = settings.oauth_issuer or _local_issuer(base, settings)
     if issuer is None:
-        return response(HttpResponse(404, api.error_body("not_found", "no authorization server is configured (XMEMO_OAUTH_ISSUER)")))
+        return response(HttpResponse(404, api.error_body("not_found", "no authorization server is configured (XMEMO_OAUTH_ISSUER)"),
+                                     cors.ANSWER))
     doc = oauth.resource_metadata(base + suffix, issuer, settings.resource_server)
-    return response(HttpResponse(200, doc, {"Cache-Control": "public, max-age=3600"}))
+    return response(HttpResponse(200, doc, {"Cache-Control": "public, max-age=3600", **cors.ANSWER}))
 
 
 def body_too_large(limit: int) -> dict[str, Any]:

@@ -1,10 +1,12 @@
-"""Who may ask for a login: clients registered here (RFC 7591, public clients only) and
-clients that name themselves by an HTTPS URL whose document says who they are (Client
-ID Metadata Documents). Both end as a `Client`: an id, exact redirect URIs and the
-scopes it may ask for."""
+"""Who may ask for a login: clients registered here (RFC 7591) and clients that name
+themselves by an HTTPS URL whose document says who they are (Client ID Metadata
+Documents). Both end as a `Client`: an id, its redirect URIs and the scopes it may ask
+for. A redirect URI matches exactly, except that a loopback one matches on any port
+(RFC 8252 §7.3), since native apps listen on an ephemeral port."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import secrets
 import threading
@@ -15,7 +17,7 @@ from urllib.parse import urlsplit
 
 from .errors import OAuthError
 from .fetch import Fetcher, is_loopback_http
-from .state import StateStore
+from .state import StateStore, digest
 
 REGISTRATIONS = "client"
 RATE = "rate"
@@ -26,17 +28,27 @@ CIMD_MAX_TTL = 3600
 CIMD_CACHE_SIZE = 1024
 
 
+SECRET_METHODS = ("client_secret_basic", "client_secret_post")
+AUTH_METHODS = ("none", *SECRET_METHODS)
+SECRET_EXPIRES_AT = 0  # RFC 7591 §3.2.1: 0 = the secret does not expire (it ends with the registration)
+
+
 @dataclass(frozen=True)
 class Client:
     client_id: str
     redirect_uris: tuple[str, ...]
     scopes: tuple[str, ...]  # full scope strings it may be granted
     client_name: str = ""
+    secret_hash: str = ""  # confidential clients: SHA-256 of the secret (256 random bits), else ""
+
+    @property
+    def confidential(self) -> bool:
+        return bool(self.secret_hash)
 
 
 def redirect_uri_problem(uri: Any, *, allow_custom: bool = False) -> str | None:
     """Why `uri` cannot be a redirect URI here, or None: absolute, no fragment, HTTPS or
-    loopback HTTP (RFC 8252 §7.3; any port is matched exactly as registered)."""
+    loopback HTTP (RFC 8252 §7.3; with or without a port, see `redirect_matches`)."""
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_LENGTH:
         return "a redirect URI must be a non-empty string"
     parts = urlsplit(uri)
@@ -47,6 +59,23 @@ def redirect_uri_problem(uri: Any, *, allow_custom: bool = False) -> str | None:
     if is_loopback_http(uri):
         return None
     return "redirect URIs must be https, or http on a loopback address"
+
+
+def redirect_matches(registered: str, given: str) -> bool:
+    """`given` is `registered`, character for character; or both are loopback HTTP URIs
+    (127.0.0.1, [::1], localhost) with the same host, path and query, any port (RFC 8252
+    §7.3: the app picks its port when it runs). Never true across hosts or schemes."""
+    if hmac.compare_digest(given.encode(), registered.encode()):
+        return True
+    if not (is_loopback_http(registered) and is_loopback_http(given)):
+        return False
+    a, b = urlsplit(registered), urlsplit(given)
+    try:
+        b.port  # a malformed port is no match
+    except ValueError:
+        return False
+    return (a.hostname, a.path, a.query, a.username, a.password, a.fragment) == \
+        (b.hostname, b.path, b.query, b.username, b.password, b.fragment)
 
 
 def _scopes(requested: Any, supported: Sequence[str], error: str) -> tuple[str, ...]:
@@ -63,9 +92,11 @@ def _scopes(requested: Any, supported: Sequence[str], error: str) -> tuple[str, 
 
 def register(store: StateStore, body: Any, supported_scopes: Sequence[str], *, source: str,
              limit: int, window: int) -> dict[str, Any]:
-    """RFC 7591 §3: validate the metadata of a public client, store it, and answer it back
-    with a new `client_id`. At most `limit` registrations per `source` (the caller's
-    address) per `window` seconds."""
+    """RFC 7591 §3: validate a client's metadata, store it, and answer it back with a new
+    `client_id`; a client asking for `client_secret_basic` or `client_secret_post` also
+    gets a `client_secret`, shown this once and stored only as its digest (either method
+    is then accepted at the token endpoint). At most `limit` registrations per `source`
+    (the caller's address) per `window` seconds."""
     if store.count(RATE, f"register:{source}", window) > limit:
         raise OAuthError("too_many_requests", "too many client registrations; try again later", status=429)
     if not isinstance(body, dict):
@@ -77,8 +108,8 @@ def register(store: StateStore, body: Any, supported_scopes: Sequence[str], *, s
         if (problem := redirect_uri_problem(uri)) is not None:
             raise OAuthError("invalid_redirect_uri", problem)
     method = body.get("token_endpoint_auth_method", "none")
-    if method != "none":
-        raise OAuthError("invalid_client_metadata", "only public clients register here (token_endpoint_auth_method none)")
+    if method not in AUTH_METHODS:
+        raise OAuthError("invalid_client_metadata", f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}")
     grants = body.get("grant_types", ["authorization_code", "refresh_token"])
     if not isinstance(grants, list) or not set(grants) <= {"authorization_code", "refresh_token"}:
         raise OAuthError("invalid_client_metadata", "grant_types may be authorization_code and refresh_token")
@@ -87,23 +118,28 @@ def register(store: StateStore, body: Any, supported_scopes: Sequence[str], *, s
     name = body.get("client_name", "")
     if not isinstance(name, str) or len(name) > 200:
         raise OAuthError("invalid_client_metadata", "client_name must be a string of at most 200 characters")
+    secret = secrets.token_urlsafe(32) if method in SECRET_METHODS else None
     client = Client(
         client_id="dcr_" + secrets.token_urlsafe(18),
         redirect_uris=tuple(dict.fromkeys(uris)),
         scopes=_scopes(body.get("scope"), supported_scopes, "invalid_client_metadata"),
         client_name=name,
+        secret_hash=digest(secret) if secret else "",
     )
     store.put(REGISTRATIONS, client.client_id, asdict(client), None)
-    return {
+    answer = {
         "client_id": client.client_id,
         "client_id_issued_at": int(time.time()),
         "client_name": client.client_name,
         "redirect_uris": list(client.redirect_uris),
         "grant_types": grants,
         "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
+        "token_endpoint_auth_method": method,
         "scope": " ".join(client.scopes),
     }
+    if secret:
+        answer |= {"client_secret": secret, "client_secret_expires_at": SECRET_EXPIRES_AT}
+    return answer
 
 
 def is_metadata_url(client_id: str) -> bool:
@@ -132,7 +168,19 @@ class Clients:
         item = self.store.get(REGISTRATIONS, client_id)
         if item is None:
             raise OAuthError("invalid_client", "unknown client_id", redirect=False)
-        return Client(item["client_id"], tuple(item["redirect_uris"]), tuple(item["scopes"]), item.get("client_name", ""))
+        return Client(item["client_id"], tuple(item["redirect_uris"]), tuple(item["scopes"]), item.get("client_name", ""),
+                      item.get("secret_hash", ""))
+
+    def authenticate(self, client_id: str, secret: str | None) -> None:
+        """The token endpoint's client authentication (RFC 6749 §2.3.1): a confidential
+        client must present its secret (HTTP Basic or the form, either), a public one must
+        present none. Raises OAuthError(invalid_client, 401)."""
+        item = None if not client_id or is_metadata_url(client_id) else self.store.get(REGISTRATIONS, client_id)
+        expected = (item or {}).get("secret_hash", "")
+        if expected and not (secret and hmac.compare_digest(digest(secret).encode(), expected.encode())):
+            raise OAuthError("invalid_client", "client authentication failed", status=401)
+        if secret is not None and not expected:
+            raise OAuthError("invalid_client", "client authentication failed", status=401)
 
     def _metadata_client(self, url: str) -> Client:
         with self._lock:

@@ -3,7 +3,9 @@ with the stack's interactive app client, and the tokens MCP clients get are Cogn
 
 This server runs its own PKCE with Cognito. The verifier is derived from the login id
 (which only the person's browser and this server see, and which the store keeps only
-as a different digest), so the state store alone cannot redeem a Cognito code."""
+as a different digest); between the callback and /token, Cognito's code and verifier are
+kept sealed under this server's own code (`server.complete`), so the state store alone
+cannot redeem a Cognito code."""
 
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ class CognitoUpstream:
         return self._relay({"grant_type": "authorization_code", "client_id": self.client_id, "redirect_uri": self.callback,
                             "code": str(grant.get("upstream_code", "")), "code_verifier": str(grant.get("upstream_verifier", ""))})
 
-    def refresh(self, refresh_token: str, scopes: Sequence[str]) -> dict[str, Any]:
+    def refresh(self, refresh_token: str, scopes: Sequence[str], resource: str) -> dict[str, Any]:
+        """Cognito's refresh grant (it keeps the scopes first granted and names no audience)."""
         return self._relay({"grant_type": "refresh_token", "client_id": self.client_id, "refresh_token": refresh_token})
 
     def client_credentials(self, form: Mapping[str, str], authorization: str | None) -> tuple[int, dict[str, Any]]:

@@ -1,26 +1,32 @@
 """The authorization server over HTTP, framework-free: the Lambda handler and the local
 gateway both call `Facade.handle` with the request's parts and send back the `Answer`.
 
-Nothing here logs: codes, tokens and passwords pass through only in bodies and the
-`Location` header of the redirects."""
+Nothing here logs but the login throttle (one line per wrong password, without the
+password or the name typed): codes, tokens, secrets and passwords pass through only in
+bodies and the `Location` header of the redirects."""
 
 from __future__ import annotations
 
 import hmac
 import html
 import json
+import math
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
+from . import cors
 from .errors import OAuthError
 from .server import AuthorizationServer, AuthRequest
+from .throttle import LoginThrottle
 
 AUTHORIZE, TOKEN, REGISTER, CALLBACK = "/oauth2/authorize", "/oauth2/token", "/oauth2/register", "/oauth2/callback"
 METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 PATHS = (*METADATA_PATHS, AUTHORIZE, TOKEN, REGISTER, CALLBACK)
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+# answer any origin, without credentials (`cors`): what a browser-based client reaches first
+CORS_METHODS = {**{p: "GET, OPTIONS" for p in METADATA_PATHS}, REGISTER: "POST, OPTIONS", TOKEN: "POST, OPTIONS"}
 MAX_FORM = 16 * 1024
 # Double-submit token of the consent page (AWS): `__Host-` keeps other hosts from setting
 # it, SameSite=Lax keeps other sites' forms from sending it.
@@ -63,31 +69,46 @@ def form_of(body: bytes) -> dict[str, str]:
 
 class Facade:
     def __init__(self, server: AuthorizationServer, *, login: Login | None = None, callback: Callback | None = None,
-                 extra_metadata: Mapping[str, Any] | None = None):
+                 extra_metadata: Mapping[str, Any] | None = None, throttle: LoginThrottle | None = None,
+                 origins: frozenset[str] = frozenset()):
         self.server = server
         self._login = login
         self._callback = callback
         self._extra = dict(extra_metadata or {})
+        self._throttle = throttle
+        # where the login and consent pages are served from: a POST to them from any other
+        # origin is a cross-site forgery (login CSRF, or consent clicked on someone's behalf)
+        self.origins = frozenset(o.lower() for o in origins) | {origin_of(server.endpoints.issuer)}
 
     def handles(self, method: str, path: str) -> bool:
         return path in PATHS
 
     def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, source: str) -> Answer:
+        answer = self._route(method, path, query, headers, body, source)
+        if path in CORS_METHODS:
+            answer.headers.update(cors.ANSWER)
+        return answer
+
+    def _route(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes, source: str) -> Answer:
+        if method == "OPTIONS" and path in CORS_METHODS:
+            return preflight(path)
         try:
             if path in METADATA_PATHS and method == "GET":
                 return Answer.json(200, {**self.server.metadata(), **self._extra}, {"Cache-Control": "public, max-age=3600"})
             if path == AUTHORIZE and method == "GET":
                 return self._authorize(form_of(query.encode()))
             if path == AUTHORIZE and method == "POST":
+                self._same_origin(headers)
                 form = form_of(body)
-                return self._submit(form) if self._login is not None else self._consent(form, headers)
+                return self._submit(form, source) if self._login is not None else self._consent(form, headers)
             if path == CALLBACK and method == "GET" and self._callback is not None:
                 return self._upstream_return(form_of(query.encode()))
             if path == REGISTER and method == "POST":
                 return self._register(body, source)
             if path == TOKEN and method == "POST":
                 status, answer = self.server.token(form_of(body), _header(headers, "Authorization"))
-                return Answer.json(status, answer, NO_STORE)
+                challenge = {"WWW-Authenticate": 'Basic realm="xmemo"'} if status == 401 else {}  # RFC 6749 §5.2
+                return Answer.json(status, answer, {**NO_STORE, **challenge})
         except OAuthError as exc:
             if exc.location:
                 return Answer.redirect(exc.location)
@@ -121,17 +142,36 @@ class Facade:
             return Answer.redirect(self.server.deny(txn, "access_denied", "the person declined"), 303)
         return Answer.redirect(str(self.server.upstream.login_url(txn, request)), 303)
 
-    def _submit(self, form: dict[str, str]) -> Answer:
+    def _submit(self, form: dict[str, str], source: str) -> Answer:
         txn = form.get("txn", "")
         request = self.server.pending(txn)
         if request is None:
             raise OAuthError("invalid_request", "this login expired or was already used; start again from the app", redirect=False)
-        grant = self._login(form.get("username", ""), form.get("password", ""))  # type: ignore[misc]
-        if grant is None:
+        username, password = form.get("username", ""), form.get("password", "")
+        wait = self._throttle.wait(username, source) if self._throttle else 0
+        if wait:
+            message = f"Too many failed logins for this account or from this address. Try again in {_duration(wait)}."
+            return Answer.page(429, login_page(txn, request, message), {"Retry-After": str(wait)})
+        grant = self._login(username, password)  # type: ignore[misc]
+        if grant is None:  # one answer whether or not the user exists
+            if self._throttle:
+                self._throttle.failed(username, source)
             if self.server.failed_login(txn):
                 return Answer.redirect(self.server.deny(txn, "access_denied", "too many failed logins"), 303)
             return Answer.page(401, login_page(txn, request, "Wrong user name or password."))
+        if self._throttle:
+            self._throttle.succeeded(username)
         return Answer.redirect(self.server.complete(txn, grant), 303)
+
+    def _same_origin(self, headers: Mapping[str, str]) -> None:
+        """The form must come from this server's own page (OWASP: verifying the origin with
+        standard headers): `Origin`, else the `Referer`'s origin. A request with neither
+        comes from no browser page and passes (PKCE and the login id still bind it)."""
+        origin = _header(headers, "Origin")
+        if origin is None and (referer := _header(headers, "Referer")):
+            origin = origin_of(referer)
+        if origin is not None and origin.strip().lower() not in self.origins:
+            raise OAuthError("access_denied", "this form was sent from another site", status=403, redirect=False)
 
     def _upstream_return(self, params: dict[str, str]) -> Answer:
         txn = params.get("state", "")
@@ -146,6 +186,21 @@ class Facade:
             data = None
         answer = self.server.register(data, source)
         return Answer.json(201, answer, NO_STORE)
+
+
+def origin_of(url: str) -> str:
+    """`scheme://host[:port]` of a URL (the serialized origin), lower-case; "null" if none."""
+    parts = urlsplit(url.strip())
+    return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else "null"
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds} seconds" if seconds < 120 else f"{math.ceil(seconds / 60)} minutes"
+
+
+def preflight(path: str) -> Answer:
+    """The answer to a CORS preflight of `path`."""
+    return Answer(204, b"", cors.preflight_headers(CORS_METHODS[path]))
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
