@@ -256,7 +256,7 @@ def parameter_violations(template: Mapping[str, Any]) -> list[str]:
 # rules over the generated CloudFormation
 def translated_route_violations(cfn: Mapping[str, Any]) -> list[str]:
     """Every method of every generated API definition requires the Cognito authorizer with
-    scopes (except PUBLIC_ROUTES, and CORS preflights, which this API does not have)."""
+    scopes, except PUBLIC_ROUTES (the authorization server's CORS preflights among them)."""
     out: list[str] = []
     for name, props in _resources(cfn, "AWS::ApiGateway::RestApi"):
         body = props.get("Body") or {}
