@@ -76,6 +76,9 @@ def check_route(api_url: str, route) -> None:
         assert status == 405, (route, body)  # the transport refuses GET/DELETE before anything else
     elif route.authorized:
         assert (status, json.loads(body)["error"]["code"]) == (401, "unauthorized"), (route, body)
+    elif route.function == "McpFunction" and route.method == "OPTIONS":  # a browser client's CORS preflight
+        allowed = {k.lower(): v for k, v in headers.items()}.get("access-control-allow-origin")
+        assert (status, allowed) == (204, "*"), (route, status, headers)
     elif route.function == "McpFunction":
         assert status == 200 and json.loads(body)["authorization_servers"] == [ISSUER], (route, body)
     elif route.function == "OAuthFunction":
