@@ -133,7 +133,9 @@ def is_identifier_like(value: str) -> bool:
 
 def is_wordlike(value: str) -> bool:
     """Plain words (`keep`, `not-set`, `Vault`, `kube-system`) are prose or names, not secrets."""
-    return bool(_WORDLIKE.match(value))
+    if bool(_WORDLIKE.match(value)):
+        return True
+    return value.isalpha() and len(value) > 1 and (value[1:].islower() or value.isupper())  # Lösenordet, ПАРОЛЬ
 
 
 def char_classes(value: str) -> int:
@@ -171,7 +173,7 @@ def looks_random(value: str, min_len: int = 16) -> bool:
     """A machine-made token: long, several character kinds, high entropy for its length.
     Hex strings pass only when long enough to be a key rather than a word."""
     v = value.strip("\"'`")
-    if len(v) < min_len or is_placeholder(v) or is_wordlike(v) or is_reference(v) or ALGORITHM_PREFIX.match(v):
+    if len(v) < min_len or not v.isascii() or is_placeholder(v) or is_wordlike(v) or is_reference(v) or ALGORITHM_PREFIX.match(v):
         return False
     if _HEX.match(v):
         return len(v) >= 20 and entropy(v) >= 3.0 and any(c.isdigit() for c in v) and any(c.isalpha() for c in v)

@@ -182,6 +182,19 @@ def _value_names_the_label(label: str, value: str) -> bool:
     return bool(words) and bool(words & set(_label_words(value.strip("\"'`:;,)"))))
 
 
+def _closes_a_string(m: re.Match[str], g: str) -> bool:
+    """`prompt("Password: ")`: the label sits inside a string literal, and the quote after it
+    closes that string (an odd number of such quotes before it on the line) rather than
+    opening a value. Single quotes count only where no apostrophe in a word muddles them."""
+    q = '"' if g == "dq" else "'"
+    start = m.start(g) - 1
+    line = m.string[m.string.rfind("\n", 0, start) + 1 : start]
+    if q == "'" and re.search(r"\w'\w", line):
+        return False
+    return line.count(q) % 2 == 1
+
+
+_INNER_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.\-]*=")
 # a word alone, stripped of the punctuation a heading or a sentence puts after it
 _TRAILING = ".,;:!?*)]\"'`"
 
@@ -197,6 +210,12 @@ def _assignment_ok(m: re.Match[str]) -> bool:
         return _names_a_key(label) and m.group("sep").strip() != "" and _key_material(value)
     after = m.string[m.end(g) : m.end(g) + 1]
     if g == "bare" and after in ("(", "[", "{"):  # getSecret(...), os.environ[...]
+        return False
+    if g in ("dq", "sq") and _closes_a_string(m, g):
+        return False
+    if label.endswith("-"):  # `-----END PRIVATE KEY-----`: armour, not a label
+        return False
+    if g == "bare" and _INNER_ASSIGNMENT.match(value):  # `Cookie: sid=…`: the inner label speaks for its value
         return False
     if _value_names_the_label(label, value) or f.is_address(value) or value.endswith(":"):
         return False
@@ -254,7 +273,7 @@ def _cjk_ok(m: re.Match[str]) -> bool:
 
 
 # -- command lines ------------------------------------------------------------------------
-_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`|(?P<bare>[^\s\"'`]+))"
+_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`|(?P<bare>[^\s\"'`;&|]+))"  # `;`, `&`, `|` end a shell word
 _CLI_PATTERNS = [  # (anchors, pattern)
     (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlcheck|mysqlsh)\b[^\n]{0,200}?[ \t]-p(?=[^\s-])"),
     (("sshpass",), r"\bsshpass\b[^\n]{0,200}?[ \t]-p[ \t]*"),

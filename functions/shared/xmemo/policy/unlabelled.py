@@ -26,6 +26,7 @@ SECRET_CONTEXT = re.compile(
     r"(?i)key|token|secret|passw|pwd|credential|api|auth|bearer|private|session|cookie|signature|"
     r"clé|jeton|schlüssel|clave|chave|chiave|sleutel|klucz|ключ|токен|キー|トークン|키|토큰|密钥|令牌|秘密"
 )
+_LONG_WORD = re.compile(r"\S{16,}")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?![A-Z ]*PRIVATE)[A-Z0-9 ]+-----.*?-----END [A-Z0-9 ]+-----", re.S)
 
 
@@ -38,7 +39,11 @@ def _random_enough(m: re.Match[str]) -> bool:
     if _DIGEST_CONTEXT.search(m.string[max(0, m.start() - 32) : m.start()]) or f.is_identifier_like(v):
         return False
     line_start = m.string.rfind("\n", 0, m.start()) + 1
-    if not SECRET_CONTEXT.search(m.string, max(line_start, m.start() - 48), m.start()):
+    window = m.string[max(line_start, m.start() - 48) : m.start()]
+    window = window[window.rfind("-----") + 5 :] if "-----" in window else window  # PEM armour frames nothing after it
+    context = [c.end() for c in SECRET_CONTEXT.finditer(window)]
+    # the word frames the next value, not one after it: `TOKEN: glpat-… Drive file 1A2b…`
+    if not context or _LONG_WORD.search(window, context[-1]):
         return False
     return not any(b.start() <= m.start() < b.end() for b in _PUBLIC_BLOCK.finditer(m.string))
 
