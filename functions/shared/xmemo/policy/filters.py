@@ -65,7 +65,11 @@ _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z_
 # an address, not a secret: a URL or socket, an IP and port, an e-mail address
 _ADDRESS = re.compile(r"(?i)^(?:[a-z][a-z0-9+.\-]*://\S*|unix:/\S*|\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\[[0-9a-f:]+\](?::\d+)?|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)$")
 # a price, a measurement, a percentage, a version: 21.00, £5.20, 12.5, 90%, 1,200
-_QUANTITY = re.compile(r"^[£$€¥₹]?[+\-]?\d[\d.,]*(?:[£$€¥₹%]|[a-zA-Z]{1,3})?$")
+_QUANTITY = re.compile(
+    r"^[£$€¥₹]?[+\-]?\d[\d.,]*(?:[£$€¥₹%]|[\- ]?(?:days?|nights?|hours?|h|mins?|minutes?|s|secs?|ms|weeks?|months?|years?"
+    r"|km|m|cm|mm|kg|g|lbs?|ft|in|mi|gb|mb|tb|kb|x|pts?|am|pm|people|persons?|pax|zones?|rides?|trips?|entries|entry))?$"
+    r"|^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+\-]\d{2}:?\d{2})?)?$|^\d{1,2}:\d{2}(?::\d{2})?$"  # dates, times
+)
 # the words of an identifier: runs of a capital and lower case, of capitals, of digits
 _VOWEL = re.compile(r"[aeiouyAEIOUY]")
 _RUNS = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
