@@ -233,7 +233,9 @@ def run(args: argparse.Namespace) -> None:
     report = measure(tools)
     if args.at_scale:
         parts = tuple(args.at_scale_parts.split(",")) if args.at_scale_parts else at_scale.PARTS
-        rows, manifest = at_scale.load(args.at_scale_cache, parts=parts)
+        rows, manifest = at_scale.load(args.at_scale_cache, args.at_scale_locomo, parts=parts)
+        if "locomo" in parts and not args.at_scale_locomo.exists():
+            print(f"LoCoMo not found at {args.at_scale_locomo}: the corpus has no conversation part (--at-scale-locomo)")
         report["at_scale"] = measure_at_scale(rows, manifest, with_detect_secrets=scan is not None)
         for name in ("xmemo", "detect-secrets"):
             if name in report["at_scale"]:
@@ -258,5 +260,7 @@ def register(sub) -> None:
     p.add_argument("--at-scale", action="store_true",
                    help="also run the benign corpus at scale (over 100,000 texts, built once into --at-scale-cache)")
     p.add_argument("--at-scale-cache", type=Path, default=at_scale.DEFAULT_CACHE, help="where the benign corpus at scale is built")
+    p.add_argument("--at-scale-locomo", type=Path, default=at_scale.DEFAULT_LOCOMO,
+                   help="LoCoMo-format JSON whose conversations join the corpus (default: ../shared/data/locomo/locomo_dev.json beside the repository)")
     p.add_argument("--at-scale-parts", default="", help=f"comma-separated parts to build (default all: {','.join(at_scale.PARTS)})")
     p.set_defaults(func=run)
