@@ -61,6 +61,14 @@ def _makers(rng: random.Random):
         "bearer_token": lambda: ((v := _r(rng, ALNUM + "-._", 40)), f"Authorization: Bearer {v}"),
         "password_in_url": lambda: ((v := pw()), f"postgres://app_user:{v}@db.internal.example:5432/app"),
         "password": lambda: ((v := pw()), rng.choice(["password={v}", "db_password: {v}", "client_secret={v}", "api_key = \"{v}\""]).format(v=v)),
+        # families found missing by a corpus written outside the project (general mechanisms, new examples)
+        "password_more_languages": lambda: ((v := pw()), rng.choice([
+            "la password è {v}", "a senha é {v}", "het wachtwoord is {v}", "hasło: {v}", "пароль: {v}", "密码是 {v}", "şifre: {v}",
+            "lösenordet är {v}"]).format(v=v)),
+        "login_pair": lambda: ((v := pw()), rng.choice(["login: admin / {v}", "user/pass: deploy / {v}"]).format(v=v)),
+        "url_path_token": lambda: ((v := _r(rng, ALNUM, 32)), rng.choice(["https://hooks.example.net/webhook/{v}", "GET https://api.example.org/v2/token/{v}/status"]).format(v=v)),
+        "client_credentials": lambda: ((v := pw()), rng.choice(["smtp.login('alerts@example.com', '{v}')", "pymysql.connect('db.internal', 'app', '{v}', 'orders')"]).format(v=v)),
+        "key_material": lambda: ((v := base64.b64encode(bytes(rng.randrange(256) for _ in range(32))).decode()), rng.choice(["ENCRYPTION_KEY={v}", "COOKIE_KEY=\"{v}\""]).format(v=v)),
     }
 
 
@@ -83,7 +91,7 @@ NATIVE_PASSWORDS = {
 
 
 def corpus(per_kind: int = 3, seed: int = 20260101) -> list[Secret]:
-    """`per_kind` secrets of every kind (20 kinds), each in a sentence of a rotating language."""
+    """`per_kind` secrets of every kind (25 kinds), each in a sentence of a rotating language."""
     rng = random.Random(seed)
     makers = _makers(rng)
     langs = list(SENTENCES)

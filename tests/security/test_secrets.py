@@ -1,4 +1,4 @@
-"""Secrets pasted into memories (60 realistic secrets of 20 kinds, in sentences in six
+"""Secrets pasted into memories (75 realistic secrets of 25 kinds, in sentences in six
 languages, in content, title and location) through every write path — REST over HTTP
 and `xmemo import` — are never stored (the SQLite file's bytes, WAL included), indexed
 (FTS terms), logged (the gateway's log at DEBUG, the CLI's output) or returned (every
@@ -28,7 +28,10 @@ from .surfaces import InProcessGateway, stored
 pytestmark = pytest.mark.e2e
 
 SECRETS = corpus()
-POLICY_KIND = {"github_pat": "github_token"}  # corpus kind → the policy's name for it
+POLICY_KIND = {  # corpus kind → the policy's name for it
+    "github_pat": "github_token", "password_more_languages": "password", "login_pair": "password",
+    "client_credentials": "password", "key_material": "password",
+}
 
 
 def test_corpus_is_big_and_varied():

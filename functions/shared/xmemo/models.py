@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from .deferred import DeferredModel
 from .errors import InvalidRequest, OutOfBounds, XMemoError
@@ -25,17 +25,10 @@ TITLE_MAX = 200
 TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 2_592_000, 86_400
 
 
-def _no_control_chars(value: str) -> str:
-    if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
-        raise ValueError("control characters are not allowed")
-    return value
-
-
-Content = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=CONTENT_MAX),
-    AfterValidator(_no_control_chars),
-]
+# Content is taken as sent, control characters included (terminal output, a form feed):
+# `remember` removes ANSI escape sequences and says so, and `render` shows every other
+# control character so that it cannot start a line (SPEC §5).
+Content = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=CONTENT_MAX)]
 Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=QUERY_MAX)]
 Location = Annotated[
     str,

@@ -61,6 +61,8 @@ def remember_text(result: RememberResult) -> str:
     lines = [f"{head}: {_ref_line(m.reference, m.type, m.location)}"]
     if result.redacted:
         lines.append("Redacted: " + ", ".join(result.redacted))
+    if result.cleaned:
+        lines.append("Cleaned: " + ", ".join(result.cleaned))
     return "\n".join(lines)
 
 

@@ -39,6 +39,10 @@ class RememberResult(_Result):
     memory: Memory
     duplicate: bool = Field(description="True when the same content already existed; nothing new was stored.")
     redacted: list[str] = Field(description="Kinds of secrets the capture policy redacted.")
+    cleaned: list[str] = Field(
+        default_factory=list,
+        description="What was removed from the content before storing: `ansi_escape_sequences` (terminal colours and cursor moves).",
+    )
 
 
 class SearchResult(_Result):

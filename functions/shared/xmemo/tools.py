@@ -11,12 +11,9 @@ from datetime import timedelta
 from typing import Any
 
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
-from .errors import NotFound, OutOfBounds
+from .errors import InvalidRequest, NotFound
 from .embedding import QueryTokens, passage_embeddings, query_embedding
 from .models import (
-    CONTENT_MAX,
-    LOCATION_MAX,
-    TITLE_MAX,
     TTL_DEFAULT,
     ContextInput,
     ForgetInput,
@@ -31,6 +28,7 @@ from .models import (
 )
 from .ids import new_reference
 from .packing import Pack, PackedItem, pack
+from .pasted import without_terminal_escapes
 from . import relevance, render
 from .results import (
     Budget,
@@ -60,10 +58,12 @@ def remember(svc: Services, principal: Principal, inp: RememberInput) -> Remembe
 
     principal.require(WRITE)
     check_team(principal, inp.team)
-    captured, title, location = apply_policy_fields(inp.content, inp.title, inp.location, svc.capture.capture_policy)
-    for field, value, bound in (("content", captured.content, CONTENT_MAX), ("title", title, TITLE_MAX), ("location", location, LOCATION_MAX)):
-        if value is not None and len(value) > bound:  # a redaction marker can be longer than its secret
-            raise OutOfBounds(f"{field} exceeds {bound:,} characters once secrets are redacted", {"kinds": list(captured.redacted)})
+    # the bounds of SPEC §3 apply to what the caller sent (the input model checked them):
+    # a redaction marker longer than its secret never turns accepted content into a refusal
+    content, cleaned = without_terminal_escapes(inp.content)
+    if not content.strip():
+        raise InvalidRequest("content is empty once terminal escape sequences are removed")
+    captured, title, location = apply_policy_fields(content.strip(), inp.title, inp.location, svc.capture.capture_policy)
     now = svc.clock()
     if inp.supersedes is not None:
         rf = read_filter(principal, now, include_temporary=principal.has(TEMPORARY))
@@ -103,7 +103,7 @@ def remember(svc: Services, principal: Principal, inp: RememberInput) -> Remembe
         # others get their own write echoed with that reference (temporary memories are
         # never returned without memory:temporary, write-only tokens read nothing).
         stored = memory.model_copy(update={"reference": stored.reference})
-    return RememberResult(memory=stored, duplicate=duplicate, redacted=list(captured.redacted))
+    return RememberResult(memory=stored, duplicate=duplicate, redacted=list(captured.redacted), cleaned=cleaned)
 
 
 def _may_read(principal: Principal, memory: Memory) -> bool:

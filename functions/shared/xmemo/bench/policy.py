@@ -11,6 +11,7 @@ default plugins and filters, each snippet scanned as a file of its own."""
 from __future__ import annotations
 
 import argparse
+import bisect
 import statistics
 import tempfile
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..policy import apply_policy
-from ._policy_corpus import SecretSample, benign_corpus, secret_corpus
+from ._policy_corpus import SecretSample, at_scale, benign_corpus, secret_corpus
 from ._report import latency_summary, markdown_table, save
 
 Finding = tuple[int, str]  # (line number, 1-based; secret value)
@@ -66,6 +67,61 @@ def finding_catches(sample: SecretSample, findings: list[Finding]) -> bool:
         return any(line in lines or (len(s) >= 4 and (s in value or value in s)) for line, s in findings)
 
     return all(caught(v) for v in sample.values)
+
+
+def detect_secrets_batch(texts: list[str], batch: int = 5000) -> list[bool] | None:
+    """Which texts detect-secrets reports anything in (default plugins and filters), scanned
+    `batch` texts to a file and mapped back by line: per-text files would take hours at scale."""
+    try:
+        from detect_secrets.core.secrets_collection import SecretsCollection
+        from detect_secrets.settings import default_settings
+    except ImportError:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="xmemo-bench-policy-scale-"))
+    flagged = [False] * len(texts)
+    for at in range(0, len(texts), batch):
+        chunk = [t.replace("\r", " ") for t in texts[at : at + batch]]
+        first_lines, line = [], 1
+        for t in chunk:
+            first_lines.append(line)
+            line += t.count("\n") + 1
+        path = folder / "batch.txt"
+        path.write_text("\n".join(chunk) + "\n", encoding="utf-8")
+        with default_settings():
+            found = SecretsCollection()
+            found.scan_file(str(path))
+        for _, s in found:
+            flagged[at + bisect.bisect_right(first_lines, s.line_number) - 1] = True
+    return flagged
+
+
+def per_100k(changed: int, n: int) -> float:
+    return round(100_000 * changed / n, 1) if n else 0.0
+
+
+def measure_at_scale(rows: list[dict], manifest: dict, with_detect_secrets: bool = True) -> dict[str, Any]:
+    """The benign corpus at scale: texts changed by the policy (and flagged by detect-secrets),
+    in total, per source, and per 100,000; every text the policy changed is listed."""
+    texts = [r["text"] for r in rows]
+    started = time.process_time()
+    changed = [i for i, t in enumerate(texts) if xmemo_flags(t)]
+    cpu_s = time.process_time() - started
+    sources = sorted({r["source"] for r in rows})
+    n_by = {src: sum(1 for r in rows if r["source"] == src) for src in sources}
+    report: dict[str, Any] = {
+        "texts": len(texts), "parts": manifest.get("parts", n_by), "licences": manifest.get("licences", {}),
+        "colliding_texts": manifest.get("colliding_texts"), "corpus_sha256": manifest.get("sha256"),
+        "xmemo": {"changed": len(changed), "per_100k": per_100k(len(changed), len(texts)), "cpu_s": round(cpu_s, 1),
+                  "by_source": {src: sum(1 for i in changed if rows[i]["source"] == src) for src in sources}},
+        "changed_texts": [{"source": rows[i]["source"], "text": texts[i][:300],
+                           "after": apply_policy(texts[i], "redact").content[:300]} for i in changed],
+    }
+    flagged = detect_secrets_batch(texts) if with_detect_secrets else None
+    if flagged is not None:
+        hits = [i for i, f in enumerate(flagged) if f]
+        report["detect-secrets"] = {"changed": len(hits), "per_100k": per_100k(len(hits), len(texts)),
+                                    "by_source": {src: sum(1 for i in hits if rows[i]["source"] == src) for src in sources}}
+    return report
 
 
 def _rate(hits: int, n: int) -> float:
@@ -138,11 +194,33 @@ def render(report: dict[str, Any]) -> str:
              "## Detection rate per secret kind (%)", "",
              markdown_table(["kind", "n", *tools], [[k, d["n"], *(report["secrets"][t][k]["detection_pct"] for t in tools)]
                                                      for k, d in report["secrets"][tools[0]].items()]),
+             *_render_at_scale(report),
              "## Time per call of the policy (ms: wall clock, and CPU time of the process)", "",
              markdown_table(["input", "n", "p50", "p95", "p99", "mean", "CPU p50", "CPU p95", "CPU mean"],
                             [[k, v["n"], v["p50_ms"], v["p95_ms"], v["p99_ms"], v["mean_ms"], v["cpu_p50_ms"], v["cpu_p95_ms"], v["cpu_mean_ms"]]
                              for k, v in report["timing"].items()])]
     return "\n".join(lines)
+
+
+def _render_at_scale(report: dict[str, Any]) -> list[str]:
+    scale = report.get("at_scale")
+    if not scale:
+        return []
+    tools = [t for t in ("xmemo", "detect-secrets") if t in scale]
+    caught = report["totals"]
+    lines = ["## Benign text at scale: texts changed per 100,000", "",
+             f"{scale['texts']:,} texts ({', '.join(f'{k} {v:,}' for k, v in scale['parts'].items())}); "
+             f"{scale['colliding_texts']:,} of them name pass, key, token, secret, credential, password or auth.", "",
+             markdown_table(["tool", "benign changed", "per 100,000", "secrets caught (project corpora)"],
+                            [[t, scale[t]["changed"], scale[t]["per_100k"], f"{caught[t]['caught']}/{caught[t]['secrets']}" if t in caught else "-"]
+                             for t in tools]),
+             "Per source:", "",
+             markdown_table(["source", "texts", *tools], [[src, n, *(scale[t]["by_source"].get(src, 0) for t in tools)]
+                                                          for src, n in scale["parts"].items()]),
+             "Sources and licences:", "", *(f"- `{k}`: {v}" for k, v in scale["licences"].items()), "",
+             "Texts the policy changed:", ""]
+    lines += [f"- `{c['source']}`: {c['text'][:160]!r} → {c['after'][:160]!r}" for c in scale["changed_texts"]] or ["- none"]
+    return [*lines, ""]
 
 
 def run(args: argparse.Namespace) -> None:
@@ -153,8 +231,18 @@ def run(args: argparse.Namespace) -> None:
     else:
         tools["detect-secrets"] = (lambda t: bool(scan(t)), lambda s: finding_catches(s, scan(s.text)))
     report = measure(tools)
+    if args.at_scale:
+        parts = tuple(args.at_scale_parts.split(",")) if args.at_scale_parts else at_scale.PARTS
+        rows, manifest = at_scale.load(args.at_scale_cache, args.at_scale_locomo, parts=parts)
+        if "locomo" in parts and not args.at_scale_locomo.exists():
+            print(f"LoCoMo not found at {args.at_scale_locomo}: the corpus has no conversation part (--at-scale-locomo)")
+        report["at_scale"] = measure_at_scale(rows, manifest, with_detect_secrets=scan is not None)
+        for name in ("xmemo", "detect-secrets"):
+            if name in report["at_scale"]:
+                v = report["at_scale"][name]
+                print(f"{name:15s} benign at scale: {v['changed']} of {report['at_scale']['texts']:,} texts changed ({v['per_100k']} per 100,000)")
     report["timing"] = time_per_call(args.repeat)
-    report["command"] = "xmemo bench policy" + (f" --repeat {args.repeat}" if args.repeat != 5 else "")
+    report["command"] = "xmemo bench policy" + (f" --repeat {args.repeat}" if args.repeat != 5 else "") + (" --at-scale" if args.at_scale else "")
     for name, v in report["totals"].items():
         print(f"{name:15s} false positives {v['false_positives']}/{v['benign_snippets']} ({v['fp_rate_pct']} %), "
               f"caught {v['caught']}/{v['secrets']} ({v['detection_pct']} %), kinds fully caught {v['kinds_fully_caught']}/{v['kinds']}")
@@ -169,4 +257,10 @@ def register(sub) -> None:
     p = sub.add_parser("policy", help="capture policy vs detect-secrets: false positives per category, detection per kind")
     p.add_argument("--repeat", type=int, default=5, help="passes over the corpora for the per-call timing")
     p.add_argument("--out", type=Path, default=None, help="folder for policy.json and policy.md")
+    p.add_argument("--at-scale", action="store_true",
+                   help="also run the benign corpus at scale (over 100,000 texts, built once into --at-scale-cache)")
+    p.add_argument("--at-scale-cache", type=Path, default=at_scale.DEFAULT_CACHE, help="where the benign corpus at scale is built")
+    p.add_argument("--at-scale-locomo", type=Path, default=at_scale.DEFAULT_LOCOMO,
+                   help="LoCoMo-format JSON whose conversations join the corpus (default: ../shared/data/locomo/locomo_dev.json beside the repository)")
+    p.add_argument("--at-scale-parts", default="", help=f"comma-separated parts to build (default all: {','.join(at_scale.PARTS)})")
     p.set_defaults(func=run)

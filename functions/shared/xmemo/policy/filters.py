@@ -61,7 +61,18 @@ _REFERENCE_START = re.compile(
     )""",
 )
 _CALL_OR_INDEX = re.compile(r"^[A-Za-z_][\w]*(?:(?:\.|::|->)[A-Za-z_][\w]*)*\s*[(\[]")
-_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z_]*)+$")
+_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z_]*)+$|^[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*){2,}$")
+# an address, not a secret: a URL or socket, an IP and port, an e-mail address
+_ADDRESS = re.compile(r"(?i)^(?:[a-z][a-z0-9+.\-]*://\S*|unix:/\S*|\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\[[0-9a-f:]+\](?::\d+)?|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)$")
+# a price, a measurement, a percentage, a version: 21.00, £5.20, 12.5, 90%, 1,200
+_QUANTITY = re.compile(
+    r"^[£$€¥₹]?[+\-]?\d[\d.,]*(?:[£$€¥₹%]|[\- ]?(?:days?|nights?|hours?|h|mins?|minutes?|s|secs?|ms|weeks?|months?|years?"
+    r"|km|m|cm|mm|kg|g|lbs?|ft|in|mi|gb|mb|tb|kb|x|pts?|am|pm|people|persons?|pax|zones?|rides?|trips?|entries|entry))?$"
+    r"|^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+\-]\d{2}:?\d{2})?)?$|^\d{1,2}:\d{2}(?::\d{2})?$"  # dates, times
+)
+# the words of an identifier: runs of a capital and lower case, of capitals, of digits
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_RUNS = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _IDENTIFIER = re.compile(r"^[a-z][a-z]*(?:_[a-z]+)+$|^[a-z]+(?:[A-Z][a-z]+)+$|^[A-Z][A-Z]*(?:_[A-Z]+)+$|^(?:[A-Z][a-z]+){2,}$")
 # a file path or a secret-manager path: ./password.txt, prod/db-password-AbCdEf, /run/secrets/pg
 _PATH = re.compile(r"^(?:\.{1,2}/|~/|/)[\w./\-]+$|^(?=[^+=]*/)(?=(?:.*/)?[a-z]{3,}(?:[/\-_.]|$))[\w.\-]+(?:/[\w.\-]+)+$")
@@ -90,16 +101,45 @@ def is_reference(value: str) -> bool:
     v = value.strip()
     if not v:
         return True
-    if _REFERENCE_START.match(v) or _CALL_OR_INDEX.match(v) or _DOTTED_NAME.match(v) or _PATH.match(v):
+    if _REFERENCE_START.match(v) or _CALL_OR_INDEX.match(v) or _DOTTED_NAME.match(v.rstrip(":;,)")) or _PATH.match(v) or _ADDRESS.match(v):
         return True
     if v in TYPE_NAMES or v.rstrip(";,?") in TYPE_NAMES or v.split("[")[0].split("<")[0] in TYPE_NAMES:
         return True
     return bool(_IDENTIFIER.match(v.strip("\"'`")))
 
 
+def is_address(value: str) -> bool:
+    """A URL, a socket, an IP and port, an e-mail address: where something is, not a secret."""
+    return bool(_ADDRESS.match(value.strip().strip("\"'`;,")))
+
+
+def is_quantity(value: str) -> bool:
+    """A price, a measurement, a count: `£21.00`, `12.5`, `90%`, `2,106`."""
+    return bool(_QUANTITY.match(value.strip().rstrip(".,;:")))
+
+
+def is_identifier_like(value: str) -> bool:
+    """A name made of words (`Microsoft_Office_2021_LTSC_Standard_64Bit`,
+    `GatewayV2AuthorizerToLambdaFunction…`, `AWSSettingsIAMPassRole`): long runs of letters
+    between case changes and separators. Random text changes case every character or two."""
+    v = value.strip("\"'`")
+    if not re.fullmatch(r"[\w.\-]+", v):
+        return False
+    runs = _RUNS.findall(v)
+    letters = [r for r in runs if r.isalpha()]
+    spoken = [r for r in letters if not r.isupper() and len(r) >= 2]  # words, not acronyms
+    if len(letters) < 2 or not spoken or sum(bool(_VOWEL.search(r)) for r in spoken) < 0.75 * len(spoken):
+        return False
+    if any(r.isupper() and len(r) > 5 for r in letters):
+        return False
+    return sum(map(len, runs)) / len(runs) >= 2.8 and sum(map(len, letters)) / len(letters) >= 2.8
+
+
 def is_wordlike(value: str) -> bool:
     """Plain words (`keep`, `not-set`, `Vault`, `kube-system`) are prose or names, not secrets."""
-    return bool(_WORDLIKE.match(value))
+    if bool(_WORDLIKE.match(value)):
+        return True
+    return value.isalpha() and len(value) > 1 and (value[1:].islower() or value.isupper())  # Lösenordet, ПАРОЛЬ
 
 
 def char_classes(value: str) -> int:
@@ -122,7 +162,9 @@ def looks_like_password(value: str) -> bool:
     """A value given to a password-like label: not a placeholder, a reference or a word,
     and mixing at least two kinds of characters (`hunter22`, `S3cret!`)."""
     v = value.strip("\"'`")
-    if len(v) < 4 or is_placeholder(v) or is_wordlike(v.rstrip(".,;:!?")):
+    if len(v) < 4 or is_placeholder(v) or is_wordlike(v.rstrip(".,;:!?")) or is_quantity(v) or _ADDRESS.match(v):
+        return False
+    if v != v.strip() or "%s" in v or "{}" in v:  # a piece of a format string, not a value
         return False
     if _DEMO.search(v):  # test_key_123, demo-password-1
         return False
@@ -135,7 +177,7 @@ def looks_random(value: str, min_len: int = 16) -> bool:
     """A machine-made token: long, several character kinds, high entropy for its length.
     Hex strings pass only when long enough to be a key rather than a word."""
     v = value.strip("\"'`")
-    if len(v) < min_len or is_placeholder(v) or is_wordlike(v) or is_reference(v) or ALGORITHM_PREFIX.match(v):
+    if len(v) < min_len or not v.isascii() or is_placeholder(v) or is_wordlike(v) or is_reference(v) or ALGORITHM_PREFIX.match(v):
         return False
     if _HEX.match(v):
         return len(v) >= 20 and entropy(v) >= 3.0 and any(c.isdigit() for c in v) and any(c.isalpha() for c in v)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from urllib.parse import unquote
 
 from . import filters as f
 from .rules import Rule
@@ -80,12 +81,15 @@ def value_is_secret(value: str, strength: str) -> bool:
         return f.looks_like_password(value)
     if strength == "secret":
         return len(value) >= 8 and f.looks_like_password(value)
+    if strength == "session" and f.is_identifier_like(value):  # "Sid": "AllowIAMPassRole…" (a statement id)
+        return False
     return f.looks_random(value, 16) or f.is_basic_credentials(value)  # docker config.json "auth"
 
 
 # -- assignments: `label [:=] value` in code, config, headers, query strings, prose ------------
 NATIVE_LABELS = (
     r"mot de passe|mot_de_passe|passwort|kennwort|contraseña|clave de acceso|비밀번호|암호|패스워드|パスワード|暗証番号|"
+    r"parola d'ordine|wachtwoord|hasło|haslo|пароль|şifresi|şifre|lösenordet|lösenord|adgangskode|salasana|heslo|jelszó|"
     r"clé d'API|clé API|API-Schlüssel|clave de API|API 키|APIキー|トークン|토큰|シークレット|秘密鍵|密码|令牌"
 )
 _NATIVE_STRENGTH = {"clé d'api": "secret", "clé api": "secret", "api-schlüssel": "secret", "clave de api": "secret", "api 키": "secret",
@@ -96,8 +100,8 @@ _VALUE = r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>
 ASSIGNMENT = re.compile(
     r"(?P<label>" + NATIVE_LABELS + r"|[A-Za-z_][\w.\-]*)"
     r"[\"'`]?\]?\??[ \t]*(?P<sep>:=|=>|->|==|[:=：]"
-    r"|(?:[ \t]+(?:for|of|on|to|in|de|du|des|pour|für|von|vom|del|para|en)[ \t][^\n:=\"'`]{1,40}?)?"  # the password for the admin is
-    r"(?:[ \t]*[:：]|[ \t]+(?:is|was|est|c'est|était|sera|ist|lautet|war|heißt|es|era|será|sind)(?!\w)(?:[ \t]*:)?)|[ \t])[ \t]*" + _VALUE,
+    r"|(?:[ \t]+(?:for|of|on|to|in|de|du|des|pour|für|von|vom|del|della|dell'|para|en|do|da|van|till|för|av|от|для|od|dla)[ \t][^\n:=\"'`]{1,40}?)?"  # the password for the admin is
+    r"(?:[ \t]*[:：]|[ \t]*[—–][ \t]*|[ \t]+(?:is|was|est|c'est|était|sera|ist|lautet|war|heißt|es|era|será|sind|è|é|to|är|er|jest|это)(?!\w)(?:[ \t]*:)?)|[ \t])[ \t]*" + _VALUE,
     re.I,
 )
 # one flat lowercase alternation, searched in the lowercased text: much faster than re.I
@@ -118,6 +122,8 @@ def _label_start(text: str, stem_at: int) -> int | None:
         start += 1
     if text[max(0, start - 1) : start] == "$" or text[max(0, start - 2) : start] == "${":
         return None
+    if start >= 2 and text[start - 1] in ":/" and not text[start - 2].isspace():
+        return None  # a segment of an ARN or a path (`…:secret:name`, `/token/…`)
     return start
 
 
@@ -136,7 +142,7 @@ class _LabelRule(Rule):
             tried.add(start)
             if hit.group(0).lower() not in _NATIVE and (ident := _IDENT.match(text, start)) is not None:
                 before = _WORD_BEFORE.search(text, max(0, start - 40), start)
-                if label_strength(ident.group(0), before.group(1) if before else "") is None:
+                if label_strength(ident.group(0), before.group(1) if before else "") is None and not _names_a_key(ident.group(0)):
                     continue  # `password_policy`, `tokenizer`: not a label, skip the full pattern
             m = self.pattern.match(text, start)
             if m is not None and _assignment_ok(m):
@@ -148,29 +154,85 @@ def _value_group(m: re.Match[str]) -> str:
     return next(g for g in ("dq", "sq", "bq", "bare") if m.group(g) is not None)
 
 
+def _label_words(label: str) -> list[str]:
+    return [w for w in re.split(r"[_.\-\s]+", _CAMEL.sub("_", label).lower()) if w]
+
+
+def _names_a_key(label: str) -> bool:
+    """`COOKIE_KEY`, `aesKey`: a label whose last word is `key` and that names nothing public."""
+    words = _label_words(label)
+    return len(words) > 1 and words[-1] == "key" and not any(w in NOT_SECRET_WORDS for w in words)
+
+
+def _key_material(value: str) -> bool:
+    """base64 of 16 bytes or more that are not text: key material, whatever the label's qualifier."""
+    v = value.strip()
+    if len(v) < 22 or not re.fullmatch(r"[A-Za-z0-9+/_\-]+={0,2}", v):
+        return False
+    if f.is_identifier_like(v) or not f.looks_random(v, 22) or f.char_classes(v.rstrip("=")) < 3:
+        return False
+    raw = f.b64decode(v)
+    return raw is not None and len(raw) >= 16 and sum(32 <= b < 127 for b in raw) < 0.9 * len(raw)
+
+
+def _value_names_the_label(label: str, value: str) -> bool:
+    """`private_key: Ed25519PrivateKey`, `password = pkcs12_password`, `auth == AuthScenario.NO_AUTH`:
+    a value spelled with the label's own words is a name or a type, not a secret."""
+    words = {w for w in _label_words(label) if len(w) >= 3}
+    return bool(words) and bool(words & set(_label_words(value.strip("\"'`:;,)"))))
+
+
+def _closes_a_string(m: re.Match[str], g: str) -> bool:
+    """`prompt("Password: ")`: the label sits inside a string literal, and the quote after it
+    closes that string (an odd number of such quotes before it on the line) rather than
+    opening a value. Single quotes count only where no apostrophe in a word muddles them."""
+    q = '"' if g == "dq" else "'"
+    start = m.start(g) - 1
+    line = m.string[m.string.rfind("\n", 0, start) + 1 : start]
+    if q == "'" and re.search(r"\w'\w", line):
+        return False
+    return line.count(q) % 2 == 1
+
+
+_INNER_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.\-]*=")
+# a word alone, stripped of the punctuation a heading or a sentence puts after it
+_TRAILING = ".,;:!?*)]\"'`"
+
+
 def _assignment_ok(m: re.Match[str]) -> bool:
     label = m.group("label")
     strength = _NATIVE_STRENGTH.get(label.lower()) or ("password" if re.fullmatch(NATIVE_LABELS, label, re.I) else None)
     before = _WORD_BEFORE.search(m.string, max(0, m.start() - 40), m.start())
     strength = strength or label_strength(label, before.group(1) if before else "")
-    if strength is None:
-        return False
     g = _value_group(m)
     value = m.group(g)
+    if strength is None:
+        return _names_a_key(label) and m.group("sep").strip() != "" and _key_material(value)
     after = m.string[m.end(g) : m.end(g) + 1]
     if g == "bare" and after in ("(", "[", "{"):  # getSecret(...), os.environ[...]
         return False
+    if g in ("dq", "sq") and _closes_a_string(m, g):
+        return False
+    if label.endswith("-"):  # `-----END PRIVATE KEY-----`: armour, not a label
+        return False
+    if g == "bare" and _INNER_ASSIGNMENT.match(value):  # `Cookie: sid=…`: the inner label speaks for its value
+        return False
+    if _value_names_the_label(label, value) or f.is_address(value) or value.endswith(":"):
+        return False
+    if label.lower() in ("pass", "pw") and m.group("sep") not in (":", "=", ":=", "=>", "："):
+        return False  # "arguments to pass to :py:class:": the verb, not a label
     if not m.group("sep").strip():  # "token a8f5…": no separator, so the value must speak for itself
         if g != "bare" or f.is_reference(value) or f.is_placeholder(value):
             return False
-        if strength == "password" and len(value) >= 8 and f.char_classes(value) >= 3:
-            return True
+        core = value.rstrip(_TRAILING)
+        if strength == "password" and label.lower() not in ("pass", "pw", "pwd") and len(core) >= 8 and f.char_classes(core) >= 3:
+            return True  # "the password Zx8!vB3nMq2"; not "Pass Parking**:" nor "Password Managers:**"
         return f.looks_random(value, 20) or (strength in ("secret", "token") and f.is_uuid(value))
     if m.group("sep")[0] in " \t" and (f.char_classes(value) < 2 or len(value) < 6):
         return False  # "the password is X": prose wants a value that cannot be an ordinary word
     if value_is_secret(value, strength):
         return True
-    return strength == "password" and label.lower().split("_")[-1] not in ("pass", "pw") and _plain_word_password(m, g, value)
+    return strength == "password" and re.split(r"[_.\-]", label.lower())[-1] not in ("pass", "pw") and _plain_word_password(m, g, value)
 
 
 _NEXT_TOKEN = re.compile(r"[ \t]+([^\s]+)")
@@ -197,8 +259,8 @@ def _plain_word_password(m: re.Match[str], g: str, value: str) -> bool:
 ASSIGNMENT_RULE = _LabelRule("password", ASSIGNMENT)
 
 # Japanese / Korean prose puts the value after a particle: パスワードは X です, 비밀번호는 X
-_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|입니다|이에요|예요|이다|이야|야|요|임|이고|고|$)|[ \t\n])"
-    r"|(?:パスワード|暗証番号|비밀번호|암호|패스워드)(?:は|が|는|은|이|가|[:：])?[ \t]*[「『](?P<q>[^」』\n]{4,})[」』]", re.M)
+_CJK = re.compile(r"(?:パスワード|暗証番号|비밀번호|암호|패스워드|密码|密碼)(?:は|が|는|은|이|가|是|为|為)[ \t]*[「『\"']?(?P<b>[\x21-\x7e]{4,}?)[」』\"']?(?=[ \t]*(?:です|でした|だ|。|、|，|；|입니다|이에요|예요|이다|이야|야|요|임|이고|고|$)|[ \t\n])"
+    r"|(?:パスワード|暗証番号|비밀번호|암호|패스워드|密码|密碼)(?:は|が|는|은|이|가|是|为|為|[:：])?[ \t]*[「『“](?P<q>[^」』”\n]{4,})[」』”]", re.M)
 
 
 def _cjk_group(m: re.Match[str]) -> str:
@@ -211,7 +273,7 @@ def _cjk_ok(m: re.Match[str]) -> bool:
 
 
 # -- command lines ------------------------------------------------------------------------
-_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`|(?P<bare>[^\s\"'`]+))"
+_CLI_VALUE = r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`|(?P<bare>[^\s\"'`;&|]+))"  # `;`, `&`, `|` end a shell word
 _CLI_PATTERNS = [  # (anchors, pattern)
     (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlcheck|mysqlsh)\b[^\n]{0,200}?[ \t]-p(?=[^\s-])"),
     (("sshpass",), r"\bsshpass\b[^\n]{0,200}?[ \t]-p[ \t]*"),
@@ -233,14 +295,15 @@ _CLI_PATTERNS = [  # (anchors, pattern)
 
 def _cli_ok(m: re.Match[str]) -> bool:
     v = m.group(_value_group(m)).strip()
-    return len(v) >= 4 and not v.startswith("-") and not f.is_placeholder(v) and not f.is_reference(v) and not f.is_uuid(v)
+    return (len(v) >= 4 and not v.startswith("-") and not f.is_placeholder(v) and not f.is_reference(v) and not f.is_uuid(v)
+            and not (f.is_wordlike(v) and m.group("bare") is not None))  # "the --password option": prose
 
 
 CLI_RULES = [Rule("password", re.compile(p + _CLI_VALUE), _value_group, _cli_ok, anchors) for anchors, p in _CLI_PATTERNS]
 
 # -- files and URLs -----------------------------------------------------------------------
 _NETRC = re.compile(r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login|account)[ \t]+\S+)*\s+password[ \t]+(?P<b>\S+)")
-_PGPASS = re.compile(r"(?m)^[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<b>[^\s]+)$")
+_PGPASS = re.compile(r"(?m)^(?!arn:)[^\s:#\"']+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<b>(?:[^\s:\\]|\\.)+)$")  # `:` in a password is escaped
 _URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://(?P<user>[^\s:/@\"'<>]*):(?P<b>[^\s@/\"'<>]+)@", re.I)
 _BEARER = re.compile(r"(?i)\bbearer[ \t]+(?P<b>[A-Za-z0-9._~+/\-]{20,}=*)")
 _BASIC = re.compile(r"(?i)\bbasic[ \t]+(?P<b>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
@@ -255,6 +318,8 @@ def _plain_ok(m: re.Match[str]) -> bool:
 
 def _url_ok(m: re.Match[str]) -> bool:
     v = m.group("b")
+    if " " in unquote(v) and f.is_wordlike(unquote(v)):  # `user:a%20secret@`: words, an example
+        return False
     return not f.is_placeholder(v) and not f.is_reference(v) and v != m.group("user") and not v.isdigit()
 
 
@@ -289,7 +354,71 @@ def _xml_ok(m: re.Match[str]) -> bool:
     return strength is not None and value_is_secret(m.group(_xml_group(m)), strength)
 
 
+# `login: admin / S3cret!x`, `user/pass: root / …`: a user and a password side by side
+_LOGIN_PAIR = re.compile(
+    r"(?i)(?<![/:@\w])(?:login|user(?:name)?(?:[ \t]*/[ \t]*pass(?:word)?)?|benutzer|utilisateur|usuario)[ \t]*[:=][ \t]*"
+    r"[^\s/:]+[ \t]*/[ \t]*(?P<b>[^\s,;]+)"
+)
+
+
+def _login_ok(m: re.Match[str]) -> bool:
+    v = m.group("b").rstrip(".,;:!?)")
+    return f.looks_like_password(m.group("b")) and not f.is_wordlike(v) and not f.is_reference(v)
+
+
+# a token as a segment of a URL path, after a segment that names it: /token/<t>, /keys/<t>, /webhook/<t>
+_URL_PATH_TOKEN = re.compile(
+    r"(?i)://[^\s/\"'<>]+(?:/[^\s/?#\"'<>]+)*?/(?:tokens?|keys?|api[-_]?keys?|secrets?|webhooks?|hooks|auth|access[-_]?tokens?)"
+    r"/(?P<b>[A-Za-z0-9_\-]{20,})(?=[/?#\s\"'<>)]|$)"
+)
+
+
+def _path_token_ok(m: re.Match[str]) -> bool:
+    v = m.group("b")
+    return f.looks_random(v, 20) and not f.is_uuid(v) and not f.is_hex(v.replace("-", ""))
+
+
+# credentials passed by position to well-known clients: (call, index of the password argument)
+_POSITIONAL_CALLS = [
+    (r"\b(?:pymysql|MySQLdb|mysql\.connector|pg8000|psycopg2?|cx_Oracle|oracledb|pymssql)\.connect", 2),
+    (r"\.(?:login|starttls_login)", 1),  # smtplib, ftplib, imaplib, poplib: login(user, password)
+    (r"\b(?:FTP|FTP_TLS)", 2),  # FTP(host, user, passwd)
+    (r"\bgetConnection", 2),  # JDBC DriverManager.getConnection(url, user, password)
+    (r"\.(?:simple_bind_s|simple_bind|bind_s)", 1),  # python-ldap: bind(dn, password)
+    (r"\b(?:OAuthHandler|OAuth1UserHandler|OAuth1)", 1),  # tweepy / requests-oauthlib: (key, secret)
+    (r"\bClient(?=\(\s*[\"']AC[0-9a-f]{32}[\"'])", 1),  # Twilio Client(account_sid, auth_token)
+]
+_ARGS = re.compile(r"\s*(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<other>[^,()\n\"']+))\s*(?:,|\))")
+_POSITIONAL = re.compile("|".join(f"(?P<c{i}>{call})" + r"\s*\(" for i, (call, _) in enumerate(_POSITIONAL_CALLS)))
+
+
+class _PositionalRule(Rule):
+    """The password argument of a known client call, when it is a literal that looks like one."""
+
+    def spans(self, text: str, lowered: str):
+        if not any(a in lowered for a in self.anchors):
+            return
+        for m in self.pattern.finditer(text):
+            index = next(_POSITIONAL_CALLS[int(k[1:])][1] for k, v in m.groupdict().items() if v is not None)
+            pos, args = m.end(), []
+            while len(args) <= index and (arg := _ARGS.match(text, pos)) is not None:
+                args.append(arg)
+                pos = arg.end()
+                if text[pos - 1] == ")":
+                    break
+            if len(args) > index:
+                arg = args[index]
+                g = "dq" if arg.group("dq") is not None else "sq" if arg.group("sq") is not None else None
+                if g is not None and value_is_secret(arg.group(g), "password"):
+                    yield arg.span(g)
+
+
+POSITIONAL_RULE = _PositionalRule("password", _POSITIONAL, 0, None, ("connect", "login", "ftp", "getconnection", "bind", "oauth", "client("))
+
 CONTEXT_RULES: list[Rule] = [
+    POSITIONAL_RULE,
+    Rule("password", _LOGIN_PAIR, "b", _login_ok, ("login", "user", "benutzer", "utilisateur", "usuario")),
+    Rule("url_path_token", _URL_PATH_TOKEN, "b", _path_token_ok, ("://",)),
     Rule("password", _PAIR, "b", _pair_ok, ("auth", "credentials", "login")),
     Rule("password", _XML, _xml_group, _xml_ok, ("</", "value=")),
     Rule("password", _NETRC, "b", _plain_ok, ("password",)),
@@ -299,7 +428,7 @@ CONTEXT_RULES: list[Rule] = [
     Rule("basic_auth", _BASIC, "b", _basic_ok, ("basic",)),
     Rule("authorization_header", _AUTH_OTHER, "b", _random_ok, ("authorization",)),
     Rule("password_hash", _CRYPT, "b", None, ("$",)),
-    Rule("password", _CJK, _cjk_group, _cjk_ok, ("パスワード", "暗証番号", "비밀번호", "암호", "패스워드")),
+    Rule("password", _CJK, _cjk_group, _cjk_ok, ("パスワード", "暗証番号", "비밀번호", "암호", "패스워드", "密码", "密碼")),
     *CLI_RULES,
     ASSIGNMENT_RULE,
 ]

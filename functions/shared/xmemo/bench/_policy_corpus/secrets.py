@@ -201,6 +201,30 @@ def _makers(g: _Gen):
         "redis_requirepass": lambda: (v := g.s(ALNUM, 20), f"# redis.conf\nrequirepass {v}\nmaxmemory 2gb"),
         "docker_config_auth": lambda: (v := base64.b64encode(f"ci:{pw()}".encode()).decode(), f'{{"auths": {{"registry.internal": {{"auth": "{v}"}}}}}}'),
         "prose_password_ja": lambda: (v := pw(), g.rng.choice(["管理画面のパスワードは {v} です。", "パスワード：{v}", "パスワードは「{v}」で入れてください"]).format(v=v)),
+        # -- passwords stated in more languages, and as a `login: user / password` pair ------
+        "prose_password_it": lambda: (v := pw(), g.rng.choice(["La password del server è {v}, non condividerla.", "password dell'admin: {v}", "la parola d'ordine è {v}"]).format(v=v)),
+        "prose_password_pt": lambda: (v := pw(), g.rng.choice(["A senha do roteador é {v} até sexta.", "senha: {v}", "a senha do banco é {v}"]).format(v=v)),
+        "prose_password_nl": lambda: (v := pw(), g.rng.choice(["Het wachtwoord is {v} voor de testomgeving.", "wachtwoord: {v}", "het wachtwoord van de router is {v}"]).format(v=v)),
+        "prose_password_pl": lambda: (v := pw(), g.rng.choice(["Hasło do serwera to {v}, nie udostępniaj.", "hasło: {v}", "hasło do wifi to {v}"]).format(v=v)),
+        "prose_password_ru": lambda: (v := pw(), g.rng.choice(["Пароль от сервера: {v}, никому не давай.", "пароль — {v}", "пароль для администратора: {v}"]).format(v=v)),
+        "prose_password_zh": lambda: (v := pw(), g.rng.choice(["服务器的密码是 {v}，不要外传。", "密码：{v}", "管理员密码为{v}"]).format(v=v)),
+        "prose_password_tr": lambda: (v := pw(), g.rng.choice(["Sunucu şifresi: {v}, kimseyle paylaşma.", "wifi şifresi {v}", "parola: {v}"]).format(v=v)),
+        "prose_password_sv": lambda: (v := pw(), g.rng.choice(["Lösenordet är {v} tills vidare.", "lösenord: {v}", "Lösenordet till routern är {v}"]).format(v=v)),
+        "login_user_password": lambda: (v := pw().replace("/", "x"), g.rng.choice(["login: admin / {v}", "Login: ops@example.com / {v}", "login: deploy/{v}", "user/pass: root / {v}"]).format(v=v)),
+        # -- tokens embedded in URL paths -----------------------------------------------------
+        "url_path_token": lambda: (v := g.s(ALNUM, g.rng.choice([24, 32, 40])), g.rng.choice([
+            "POST https://api.pushme.example/v1/token/{v}/notify", "https://hooks.example.net/webhook/{v}",
+            "curl https://status.example.org/api/keys/{v}/ping", "https://ingest.example.io/secret/{v}/events"]).format(v=v)),
+        # -- credentials passed positionally to well-known client constructors ------------------
+        "positional_client_credentials": lambda: (v := pw().replace('"', "x").replace("'", "x"), g.rng.choice([
+            'conn = pymysql.connect("db.internal", "app", "{v}", "orders")', "server.login('ops@example.com', '{v}')",
+            'ftp = FTP("ftp.internal", "backup", "{v}")', 'conn = DriverManager.getConnection(url, "app", "{v}");',
+            "ldap.simple_bind_s('cn=admin,dc=example,dc=org', '{v}')", 'auth = tweepy.OAuthHandler("{k}", "{v}")',
+            'client = Client("AC{h}", "{v}")']).format(v=v, k=g.s(ALNUM, 25), h=g.s(HEX, 32))),
+        # -- base64 key material in `*_KEY` assignments ---------------------------------------
+        "base64_key_material": lambda: (v := g.b64(g.rng.choice([16, 24, 32, 64])), g.rng.choice([
+            "ENCRYPTION_KEY={v}", "FERNET_KEY=\"{v}\"", "DATA_KEY: {v}", "export WEBHOOK_KEY='{v}'", "AES_KEY = \"{v}\"",
+            "COOKIE_KEY={v}"]).format(v=v)),
     }
 
 
