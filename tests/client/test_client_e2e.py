@@ -134,7 +134,7 @@ def test_every_spec_error_arrives_as_its_exception(gateway, strict_gateway, user
         seen.add("unauthorized")
     with XMemo(strict_gateway.url, token=strict_gateway.token(user)) as m:
         with pytest.raises(CapturePolicyError) as e:
-            m.remember("the deploy key is AKIAIOSFODNN7EXAMPLE, keep it safe")
+            m.remember("the deploy key is AKIA2E0A8F3B6C9D1E4F, keep it safe")
         _check(e.value, CapturePolicyError, domain.CapturePolicyRefused, "capture_policy")
         seen.add("capture_policy")
         m.remember("the store exists before it is locked")

@@ -120,7 +120,7 @@ def test_public_profile_texts(mcp):
     dup = text(call(mcp, "remember", {"content": "We  chose Cognito for MCP authentication.", "type": "decision",
                                       "location": "memory-os/decisions", "project": "memory-os"}))
     assert dup == f"Duplicate of: Reference: {ref} | Type: decision | Location: memory-os/decisions"
-    redacted = text(call(mcp, "remember", {"content": "deploy key AKIAIOSFODNN7EXAMPLE for the bucket"}))
+    redacted = text(call(mcp, "remember", {"content": "deploy key AKIA2E0A8F3B6C9D1E4F for the bucket"}))
     assert re.fullmatch(rf"Stored: Reference: {REF} \| Type: note \| Location: default\nRedacted: \S.*", redacted)
 
     recall = call(mcp, "recall", {"query": "Cognito authentication decision", "limit": 3})

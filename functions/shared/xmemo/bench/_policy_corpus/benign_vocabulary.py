@@ -101,6 +101,8 @@ SNIPPETS = {
         "password = getpass.getpass(\"IMAP password for %s on %s: \" % (user, host))",
     ],
     "public_random_values": [
+        "The AWS CLI guide configures the example key AKIAIOSFODNN7EXAMPLE with the secret "
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; replace both with your own.",
         "Donations: bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq (Bitcoin) — thanks!",
         "ETH: 0x71C7656EC7ab88b098defB751B7401B5f6d8976F",
         "https://shop.example.com/product/42?gclid=Cj0KCQiA4NWrBhD-ARIsAFCKwWsVQXh7Fq3ZlLr8sJ9vTbE0uKx2MnPq&utm_source=google",
