@@ -53,9 +53,20 @@ SAM_LOCAL_TOOLS := /usr/sbin/dockerd /usr/bin/mmdebstrap /usr/bin/qemu-aarch64-s
 $(SAM_LOCAL_TOOLS):
 	apt-get install -y -q docker.io mmdebstrap qemu-user-static || (apt-get update -q && apt-get install -y -q docker.io mmdebstrap qemu-user-static)
 
+# tests/interop drive the real MCP clients from npm, pinned by tests/interop/js/package-lock.json,
+# on Debian's Node.js (npm ci: the lock's exact versions, nothing else).
+INTEROP_JS := tests/interop/js
+INTEROP_STAMP := $(INTEROP_JS)/node_modules/.installed-stamp
+NODE_TOOLS := /usr/bin/node /usr/bin/npm
+$(NODE_TOOLS):
+	apt-get install -y -q nodejs npm || (apt-get update -q && apt-get install -y -q nodejs npm)
+$(INTEROP_STAMP): $(INTEROP_JS)/package-lock.json | $(NODE_TOOLS)
+	cd $(INTEROP_JS) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 ## make test: create .venv, install everything, run every test (non-zero on any failure), the real
 ## SAM CLI in Docker included (tests/sam_local; what it costs: docs/local-service.md)
-test: venvs $(FAST_RANKS) $(CHROMEDRIVER) $(SAM_LOCAL_TOOLS)
+test: venvs $(FAST_RANKS) $(CHROMEDRIVER) $(SAM_LOCAL_TOOLS) $(INTEROP_STAMP)
 	$(PY) -m pytest -q
 
 # The three virtual environments are independent: built side by side they take about half the
@@ -100,4 +111,4 @@ deploy: build
 	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM
 
 clean:
-	rm -rf $(VENV) $(MCP2_VENV) $(CHECKOV_VENV) .pytest_cache .aws-sam
+	rm -rf $(VENV) $(MCP2_VENV) $(CHECKOV_VENV) .pytest_cache .aws-sam $(INTEROP_JS)/node_modules
