@@ -4,6 +4,7 @@ each path answers what the test put there (body, status, headers, delay) and cou
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,7 +12,9 @@ from typing import Any
 
 
 class DocumentServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: serve HTTPS with this server context (clients that accept only https
+        document URLs, such as Claude Code)."""
         self.pages: dict[str, tuple[int, bytes, dict[str, str], float]] = {}
         self.hits: dict[str, int] = {}
         owner = self
@@ -33,7 +36,9 @@ class DocumentServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.base = f"{'https' if tls else 'http'}://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def url(self, path: str) -> str:

@@ -1,8 +1,9 @@
 """Fetching a Client ID Metadata Document without becoming a proxy into the network the
 server sits in: HTTPS only, every resolved address public, the connection pinned to the
 address that was checked (no DNS rebinding between check and connect), no redirects, a
-size cap and a deadline. Loopback `http` is allowed only when the caller says so (the
-local gateway, where the MCP client runs on the same machine)."""
+size cap and a deadline. Loopback documents (`http`, or `https` with a certificate the
+trust store accepts) are allowed only when the caller says so (the local gateway, where the
+MCP client runs on the same machine)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ def is_loopback_http(url: str) -> bool:
     return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK_HOSTS
 
 
+def is_loopback_document(url: str) -> bool:
+    """`http` or `https` on a loopback host: what only the local gateway may fetch."""
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
+
+
 def public_addresses(host: str, port: int) -> list[str]:
     """The host's addresses, if every one is globally routable; else refused."""
     try:
@@ -74,6 +81,8 @@ def fetch(url: str, *, allow_loopback_http: bool = False, max_bytes: int = MAX_B
     host, port = parts.hostname or "", parts.port
     if allow_loopback_http and is_loopback_http(url):
         conn: http.client.HTTPConnection = http.client.HTTPConnection(host.strip("[]"), port or 80, timeout=timeout)
+    elif allow_loopback_http and is_loopback_document(url):  # https, checked against the trust store
+        conn = http.client.HTTPSConnection(host.strip("[]"), port or 443, timeout=timeout, context=ssl.create_default_context())
     elif parts.scheme != "https":
         raise refuse("a client metadata document must be served over https")
     else:
