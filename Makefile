@@ -15,7 +15,7 @@ CHECKOV_VENV := .venv-checkov
 CHECKOV_VERSION := 3.3.30
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
-.PHONY: install venvs test unit run requirements sam sam-local check-template build deploy clean
+.PHONY: interop-clients install venvs test unit run requirements sam sam-local check-template build deploy clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,8 @@ INTEROP_STAMP := $(INTEROP_JS)/node_modules/.installed-stamp
 NODE_TOOLS := /usr/bin/node /usr/bin/npm
 $(NODE_TOOLS):
 	apt-get install -y -q nodejs npm || (apt-get update -q && apt-get install -y -q nodejs npm)
+## make interop-clients: the pinned npm clients tests/interop drive (Claude Code, the TypeScript SDK, mcp-remote)
+interop-clients: $(INTEROP_STAMP)
 $(INTEROP_STAMP): $(INTEROP_JS)/package-lock.json | $(NODE_TOOLS)
 	cd $(INTEROP_JS) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
