@@ -12,7 +12,6 @@ registered beforehand (`--client-id`, `--callback-port`)."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import pty
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.oauth.cimd_server import DocumentServer
+from tests.interop.browser import sign_in
 from xmemo.local.spawn import free_port, start_gateway
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,26 +60,6 @@ def claude(env, *args, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run([str(CLAUDE), *args], env=env, cwd=env["HOME"], capture_output=True, text=True, timeout=timeout)
 
 
-def sign_in(authorization_url: str) -> str:
-    """The browser's part: the login form, then the redirect to Claude Code's listener."""
-    url = urllib.parse.urlsplit(authorization_url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    conn.request("GET", f"{url.path}?{url.query}")
-    form = conn.getresponse()
-    page = form.read().decode()
-    txn = re.search(r'name="txn" value="([^"]+)"', page)
-    assert form.status == 200 and txn, (authorization_url, form.status, form.getheader("Location"), page[:500])
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    conn.request("POST", url.path, urllib.parse.urlencode({"txn": txn.group(1), "username": USER, "password": PASSWORD}),
-                 {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"{url.scheme}://{url.netloc}"})
-    answer = conn.getresponse()
-    location = answer.getheader("Location")
-    assert answer.status in (302, 303) and location, (answer.status, answer.read()[:500])
-    with urllib.request.urlopen(location, timeout=30) as delivered:
-        assert delivered.status == 200
-    return location
-
-
 def login_in_a_terminal(env, name: str) -> dict[str, list[str]]:
     """`claude mcp login NAME --no-browser` on a pseudo-terminal: read the URL it prints,
     sign in, and wait for it to finish. Returns the authorization request's parameters."""
@@ -109,7 +89,7 @@ def login_in_a_terminal(env, name: str) -> dict[str, list[str]]:
             assert time.monotonic() < deadline and read(deadline), ESCAPES.sub(b"", screen).decode(errors="replace")[-2000:]
             match = AUTHORIZE_URL.search(ESCAPES.sub(b"", screen).decode(errors="replace"))
             url = match and match.group(1)
-        sign_in(url)
+        sign_in(url, USER, PASSWORD)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and read(deadline):
             pass

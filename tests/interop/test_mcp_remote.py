@@ -6,7 +6,6 @@ Only the person's part is done here: open the URL and sign in on the login form.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import queue
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.interop.browser import sign_in
 from xmemo.local.spawn import start_gateway
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,23 +33,6 @@ def gateway(tmp_path):
     with start_gateway(tmp_path / "gateway", cwd=ROOT) as gw:
         gw.add_user(USER, PASSWORD, "acme")
         yield gw
-
-
-def sign_in(authorization_url: str) -> str:
-    """The browser's part: the login form, then the redirect to mcp-remote's listener."""
-    page = urllib.request.urlopen(authorization_url, timeout=30).read().decode()
-    txn = re.search(r'name="txn" value="([^"]+)"', page)
-    assert txn, page[:500]
-    url = urllib.parse.urlsplit(authorization_url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    conn.request("POST", url.path, urllib.parse.urlencode({"txn": txn.group(1), "username": USER, "password": PASSWORD}),
-                 {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"{url.scheme}://{url.netloc}"})
-    answer = conn.getresponse()
-    location = answer.getheader("Location")
-    assert answer.status in (302, 303) and location, (answer.status, answer.read()[:500])
-    with urllib.request.urlopen(location, timeout=30) as delivered:  # mcp-remote's own callback
-        assert delivered.status == 200
-    return location
 
 
 def test_mcp_remote_signs_in_through_its_own_callback_and_lists_tools(gateway, tmp_path):
@@ -81,7 +64,7 @@ def test_mcp_remote_signs_in_through_its_own_callback_and_lists_tools(gateway, t
         assert query["code_challenge_method"] == ["S256"]
         callback = urllib.parse.urlsplit(query["redirect_uri"][0])
         assert callback.hostname in ("localhost", "127.0.0.1"), query  # a loopback listener of its own
-        sign_in(url)
+        sign_in(url, USER, PASSWORD)
 
         def rpc(message: dict) -> dict:
             bridge.stdin.write(json.dumps(message) + "\n")
