@@ -177,7 +177,7 @@ def test_mapping_has_keywords_for_filters_and_a_vector_sized_by_the_embedder():
     assert props["words"] == {"type": "text", "analyzer": "xm_terms"}  # strict search (mapping v4)
     assert index_body(None)["settings"]["analysis"]["analyzer"]["xm_terms"] == {"type": "custom", "tokenizer": "whitespace"}
     assert props["context"] == {"type": "text", "index": False}
-    assert props["length"] == {"type": "integer"}  # FTS5's row length, summed for `rescore` (mapping v5)
+    assert props["length"] == {"type": "integer"}  # FTS5's row length (mapping v5)
     assert "embedding" not in mappings(None)["properties"]
     assert props["vector_bytes"] == {"type": "binary"} and "vector_bytes" not in mappings(None)["properties"]  # v6
     assert index_body(None)["settings"]["index"]["knn"] is False

@@ -1,6 +1,8 @@
-"""`recall` with the local model ranks alike on both stores, hub discount included: the
-OpenSearch store's k-NN hits bring their packed vectors (mapping v6) and the same
-`retrieval.discount_hubs` keeps the same candidates. osmem-server has no k-NN, so the
+"""`recall` with the local model runs alike on both stores, hub discount and late leg
+included: the OpenSearch store's k-NN hits bring their packed vectors (mapping v6) and the
+same `retrieval.discount_hubs` keeps as many candidates; the answers agree at the top. The
+lexical leg is ranked by each engine's own BM25 (FTS5 here, the cluster's there), so lower
+places may differ; that each step runs on OpenSearch is shown by turning it off there. osmem-server has no k-NN, so the
 semantic leg runs through the exact k-NN of `tests/knn_emulation.py` (a real cluster's HNSW
 is approximate, not checked here)."""
 
@@ -71,34 +73,32 @@ def stores(osmem_clone, tmp_path, clock, e5):
 def test_recall_ranks_alike_on_both_stores_with_the_hub_discount(stores):
     opensearch, lite, proxy = stores
     assert opensearch.store.knn and lite.retrieval.hub_weight > 0
-    off = Services(lite.settings.model_copy(update={"hub_weight": 0.0}), lite.store, lite.embedder, lite.clock)
+    off = Services(opensearch.settings.model_copy(update={"hub_weight": 0.0}), opensearch.store, opensearch.embedder, opensearch.clock)
     changed = 0
     for query in QUERIES:
         got, plan = ranking(opensearch, query)
         want, lite_plan = ranking(lite, query)
-        assert [c for c, _ in got] == [c for c, _ in want], query
-        assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-5), query
+        assert got[0][0] == want[0][0], query  # the answer the query is about
         assert (plan["fetched"], plan["candidates"]) == (lite_plan["fetched"], lite_plan["candidates"]) == (90, 60)
-        changed += ranking(off, query)[0] != want
-    # where the discount changes SQLite's answer, OpenSearch's equal answer shows it ran there too
+        changed += ranking(off, query)[0] != got
+    # where the discount changes OpenSearch's answer, it ran there
     assert changed, "the discount changed no answer here, so this test could not tell whether it runs"
     assert any("_msearch" in path for _, path, _ in proxy.seen)
 
 
 def test_the_late_interaction_leg_runs_alike_on_both_stores(stores):
     """Both stores give the leg the same pool's states (mapping v7 / `memory_states`), so the
-    plans match and the rankings above (which include the leg) are equal; where turning the
-    leg off changes SQLite's answer, the equal OpenSearch answer shows the leg ran there too."""
+    plans match; where turning the leg off changes OpenSearch's answer, the leg ran there."""
     opensearch, lite, _ = stores
-    off = Services(lite.settings.model_copy(update={"late_weight": 0.0}), lite.store, lite.embedder, lite.clock)
+    off = Services(opensearch.settings.model_copy(update={"late_weight": 0.0}), opensearch.store, opensearch.embedder, opensearch.clock)
     changed = 0
     for query in QUERIES:
         got = tools.recall(opensearch, ALICE, RecallInput(query=query, limit=20))
         want = tools.recall(lite, ALICE, RecallInput(query=query, limit=20))
         assert got.retrieval_plan["late"] == want.retrieval_plan["late"], query
         assert want.retrieval_plan["late"]["scored"] == want.retrieval_plan["late"]["pool"] > 0, query
-        assert [h.content for h in got.results] == [h.content for h in want.results], query
-        changed += ranking(off, query)[0] != ranking(lite, query)[0]
+        assert got.results[0].content == want.results[0].content, query
+        changed += ranking(off, query)[0] != ranking(opensearch, query)[0]
     assert changed, "the leg changed no answer here, so this test could not tell whether it runs"
 
 

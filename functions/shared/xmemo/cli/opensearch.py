@@ -17,6 +17,9 @@ def register(sub) -> None:
     ):
         p = inner.add_parser(name, help=text)
         p.add_argument("--url", help="OpenSearch endpoint (default: XMEMO_OPENSEARCH_URL)")
+        if name in ("migrate", "reindex"):
+            p.add_argument("--slices", type=int, default=1, help="copy in this many disjoint slices, one after the other")
+            p.add_argument("--rate", type=float, help="throttle each slice's copy to this many documents a second")
         p.set_defaults(func=run)
 
 
@@ -34,6 +37,7 @@ def run(args) -> int:
         return 0
     store.plan.embed = _lazy_embed(settings)
     store.plan.states = embedder_has_states(settings.embedder)
+    store.plan.reindex_slices, store.plan.reindex_rate = getattr(args, "slices", 1), getattr(args, "rate", None)
     client = make_client(settings)
     try:
         result = getattr(manage, args.action)(client, store.plan)

@@ -1,10 +1,12 @@
 """FTS5's `bm25()` as a formula, the one definition both stores rank the lexical leg by.
 
 The SQLite store's FTS5 table ranks with it natively; its tantivy path (`textindex.bm25`)
-and the OpenSearch store (`opensearch.rescore`) re-score the candidates their own engine
-found with it, so a memory gets the same score, to the last bit, whichever engine chose
-it: an agent gets the same order from a deployment as on the laptop, and floors
-calibrated on these scores mean the same on every store."""
+re-scores the candidates tantivy found with it, so a memory gets the same score, to the
+last bit, whichever embedded engine chose it. The OpenSearch store does not: FTS5's IDF
+and mean length are index-wide statistics, and reading them on every query would cost the
+cluster in proportion to the whole index. It ranks with the cluster's own BM25 (Lucene's
+on OpenSearch); lexical scores only order and are min-max scaled within a query
+(`retrieval`), no floor reads them, so nothing needs recalibrating."""
 
 from __future__ import annotations
 

@@ -147,8 +147,8 @@ def ranked_terms(own: str, context: str, context_weight: float) -> str:
 def row_length(words: str, own: str, context: str) -> int:
     """The length FTS5's `bm25()` gives the SQLite store's row of a memory: the tokens of
     its `words`, `stems` (`own`) and `context` columns together (space-separated terms,
-    one token each). The OpenSearch store keeps it in every document (`length`), so it can
-    score its candidates with FTS5's formula (`opensearch.rescore`)."""
+    one token each). The OpenSearch store keeps it in every document (`length`, mapping v5);
+    its read path does not use it (the cluster ranks with its own BM25)."""
     return len(words.split()) + len(own.split()) + len(context.split())
 
 

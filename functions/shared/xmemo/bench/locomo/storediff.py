@@ -19,7 +19,7 @@ apart from the BM25 formula, it counts the questions or memories where they diff
   `recall` answer, so nothing after the store depends on which store it is.
 
 - the scores: questions where a memory matching the query gets another score from the
-  OpenSearch store (FTS5's formula since mapping v5, `store.opensearch.rescore`) than
+  OpenSearch store (the cluster's own BM25) than
   from the SQLite store (relative difference above 1e-9).
 
 Two swaps split the recall@10 gap into the candidates each store fetches and the order

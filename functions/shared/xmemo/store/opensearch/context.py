@@ -62,7 +62,7 @@ def searches(positions: Sequence[Position]) -> list[dict[str, Any]]:
 def ranked_fields(search_text: str, context: str, context_weight: float) -> dict[str, Any]:
     """A document's fields that follow from its search text and its context: the context,
     the ranked terms (`records.ranked_terms`), the strict words and the row length FTS5
-    would count (`records.row_length`, for `rescore`)."""
+    would count (`records.row_length`)."""
     own = records.terms_text([search_text])
     words = records.words_text([search_text])
     return {

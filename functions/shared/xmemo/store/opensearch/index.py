@@ -22,8 +22,9 @@ every-term check of `recall`) matches what the embedded store matches: the clust
 standard tokenizer keeps `caroline's`, `3.5` and `u.s.a` as one token each, and a query
 for `Caroline` did not find `Caroline's`. `text` stays for indices before v4.
 v5: `length`, the tokens the SQLite store's FTS5 row of the memory holds (words, stems,
-context: `records.row_length`), so the store can score its lexical candidates with FTS5's
-`bm25()` (`rescore`): its mean over the index is one `sum` aggregation away.
+context: `records.row_length`). Written, not read by the read path: the cluster ranks the
+lexical leg with its own BM25, and an index-wide mean would cost a `sum` over every document
+on every query (`read_cost`).
 v6: `vector_bytes`, the memory's vector packed as base64 float32 (`queries.packed_vector`),
 returned with the semantic leg's hits so the store can discount hubs as the embedded store
 does (`retrieval.discount_hubs`); the `embedding` array as JSON is about 4× longer.
@@ -96,7 +97,7 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
             "words": {"type": "text", "analyzer": "xm_terms"},
             # the neighbours' terms as such, kept to recompute `terms` (never searched)
             "context": {"type": "text", "index": False},
-            # the SQLite row's tokens (words, stems, context): FTS5's document length, for `rescore`
+            # the SQLite row's tokens (words, stems, context): FTS5's document length (written; not read by ranking)
             "length": {"type": "integer"},
         }
     )

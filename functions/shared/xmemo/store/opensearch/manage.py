@@ -35,6 +35,12 @@ class IndexPlan:
     embed: Embed | None = None
     context_weight: float = 0.5  # the ratio `records.ranked_terms` writes into every document
     states: bool = True
+    # A move's copy: `reindex_slices` `_reindex` calls over disjoint slices of the source
+    # (`source.slice`), one after the other, each throttled to `reindex_rate` documents a
+    # second (None: unthrottled), so a large index is copied in parts that live traffic can
+    # share the cluster with. The alias moves only after every slice is copied.
+    reindex_slices: int = 1
+    reindex_rate: float | None = None
 
     def body(self) -> dict[str, Any]:
         return index_body(
@@ -96,6 +102,14 @@ def _vectors(client: Any, source: str, plan: IndexPlan) -> tuple[bool, bool]:
     return True, True
 
 
+def reindex_bodies(source: dict[str, Any], target: str, slices: int) -> list[dict[str, Any]]:
+    """The `_reindex` bodies of one copy: the whole source, or `slices` disjoint slices."""
+    dest = {"index": target, "op_type": "index"}
+    if slices <= 1:
+        return [{"source": source, "dest": dest}]
+    return [{"source": {**source, "slice": {"id": n, "max": slices}}, "dest": dest} for n in range(slices)]
+
+
 def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, Any]:
     drop, re_embed = _vectors(client, source, plan)
     if re_embed and plan.embed is None:
@@ -108,15 +122,14 @@ def _move(client: Any, plan: IndexPlan, source: str, target: str) -> dict[str, A
     src: dict[str, Any] = {"index": source}
     if drop:  # every field but the vector (the specification names `_source` fields, no excludes)
         src["_source"] = sorted(mappings(None)["properties"])
-    copied = client.reindex(
-        body={"source": src, "dest": {"index": target, "op_type": "index"}},
-        refresh=True,
-        wait_for_completion=True,
-        request_timeout=3600,
-    )
-    failures = copied.get("failures") or []
-    if failures:
-        raise RuntimeError(f"reindex {source} -> {target} had {len(failures)} failures; alias left on {source}")
+    copied = {"total": 0}
+    for body in reindex_bodies(src, target, plan.reindex_slices):
+        params: dict[str, Any] = {} if plan.reindex_rate is None else {"requests_per_second": plan.reindex_rate}
+        part = client.reindex(body=body, refresh=True, wait_for_completion=True, request_timeout=3600, **params)
+        failures = part.get("failures") or []
+        if failures:
+            raise RuntimeError(f"reindex {source} -> {target} had {len(failures)} failures; alias left on {source}")
+        copied["total"] += int(part.get("total", 0))
     rebuilt = context.rebuild(
         lambda body: client.search(index=target, body=body, request_timeout=ADMIN_TIMEOUT_S)["hits"]["hits"],
         lambda lines: client.bulk(index=target, body=lines, refresh=True, request_timeout=600),

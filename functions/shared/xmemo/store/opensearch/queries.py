@@ -202,17 +202,17 @@ def _before_v3(words: list[str], cjk: list[str]) -> dict[str, Any]:
 
 
 def lexical_search(
-    query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True, worded: bool = True, keep: Sequence[str] = ()
+    query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True, worded: bool = True
 ) -> dict[str, Any] | None:
-    """A `_search` body: the lexical query scored, the visibility filter not scored.
-    `keep`: derived fields returned too (the store re-scores from them, `rescore`)."""
+    """A `_search` body: the lexical query scored by the cluster's BM25, the visibility
+    filter not scored; hits carry no derived field."""
     scoring = lexical_query(query, strict=strict, ranked=ranked, worded=worded)
     if scoring is None or k <= 0:
         return None
     return {
         "size": k,
         "track_total_hits": False,
-        "_source": {"excludes": [f for f in SOURCE_EXCLUDES if f not in keep]},
+        "_source": {"excludes": SOURCE_EXCLUDES},
         "query": {"bool": {"must": [scoring], "filter": visibility_filter(rf)}},
         "sort": [{"_score": "desc"}, {"created_at": "desc"}, {"reference": "desc"}],
     }

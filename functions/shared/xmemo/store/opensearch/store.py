@@ -22,7 +22,6 @@ from .. import records
 from ..base import Candidates, Hit
 from . import context as ctx
 from . import queries as q
-from . import rescore
 from .client import Caller, log, make_client
 from .manage import IndexPlan, alias_targets, init
 
@@ -57,7 +56,7 @@ class OpenSearchStore:
         self.context_on = True  # off when the index predates the `context` field (mapping v1) or `terms` (v2)
         self.ranked = True  # off when the index predates the ranked `terms` field (mapping v3)
         self.worded = True  # off when the index predates the strict `words` field (mapping v4)
-        self.lengths = True  # off when the index predates the row `length` (mapping v5): no FTS5 re-scoring
+        self.lengths = True  # off when the index predates the row `length` (mapping v5): not written then
         self.packed = True  # off when the index predates `vector_bytes` (mapping v6): no hub discount
         self.stated = True  # off when the index predates `token_states` (mapping v7): no late-interaction leg
         self._refresh = None if settings.opensearch_refresh == "false" else settings.opensearch_refresh
@@ -163,11 +162,7 @@ class OpenSearchStore:
                 "not as the embedded store ranks; run `xmemo opensearch migrate`", version,
             )
         if "length" not in props:
-            self.lengths = False
-            log.warning(
-                "the index has no row-length field (mapping v%s): recall ranks by the cluster's BM25, not by the "
-                "embedded store's FTS5 formula; run `xmemo opensearch migrate`", version,
-            )
+            self.lengths = False  # documents are written without it; ranking never reads it
         if not self.knn:
             return
         reason = None
@@ -486,14 +481,12 @@ class OpenSearchStore:
     ) -> Candidates:
         if not self._ready:
             self._ensure_index(None)  # settles the k-NN and context capabilities before the first query
-        # FTS5's scores need the index's v5 fields, and the field this leg matches (v3 `terms`, v4 `words`)
-        rescoring = self.lengths and (self.worded if strict else self.ranked)
-        keep = rescore.kept_fields(strict) if rescoring else ()
-        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked, worded=self.worded, keep=keep)
-        stats = rescore.stats_searches(text_query, strict) if rescoring and lexical is not None else []
+        # The cluster ranks the lexical leg with its own BM25: no index-wide statistics search
+        # rides along (`read_cost`), so a recall costs the same at any index size.
+        lexical = q.lexical_search(text_query, rf, lexical_k, strict=strict, ranked=self.ranked, worded=self.worded)
         wants_semantic = vector is not None and semantic_k > 0 and not strict
         semantic = q.knn_search(vector, rf, semantic_k) if wants_semantic and self.knn else None
-        searches = [b for b in (lexical, *stats, semantic) if b is not None]
+        searches = [b for b in (lexical, semantic) if b is not None]
         out = Candidates()
         if not searches:
             return self._with_reason(out, wants_semantic)
@@ -502,12 +495,7 @@ class OpenSearchStore:
         responses = self._call("msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t), tolerated))
         it = iter(responses)
         if lexical is not None:
-            hits = next(it)["hits"]["hits"]
-            if stats:
-                answers = [next(it) for _ in stats]
-                out.lexical = rescore.rescored(hits, answers, text_query, strict, self.context_weight)
-            else:
-                out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in hits]
+            out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in next(it)["hits"]["hits"]]
         if semantic is not None:
             answer = next(it)
             if "error" in answer:  # a refusal, not an outage: this cluster cannot run k-NN
