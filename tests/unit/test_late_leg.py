@@ -47,11 +47,11 @@ def test_nothing_joins_an_empty_ranking_or_a_leg_of_weight_zero():
     assert [(r.memory.reference, r.score) for r in add_late_leg(ranked, pool, [0.9, 0.1], weight=0, keep=60)] == [("a", 1.0)]
 
 
-def test_a_small_pool_scores_from_its_lowest():
-    ranked = [Ranked(_m("a"), 1.0)]
-    out = add_late_leg(ranked, [_m("a"), _m("b")], [0.2, 0.6], weight=0.5, keep=60)
-    assert [r.memory.reference for r in out] == ["a", "b"]
-    assert out[1].score == pytest.approx(0.5)  # the best of the pool gains the whole share
+def test_a_small_pool_scores_from_its_lowest_and_only_re_ranks():
+    ranked = [Ranked(_m("a"), 1.0), Ranked(_m("b"), 0.9)]
+    out = add_late_leg(ranked, [_m("a"), _m("b"), _m("c")], [0.2, 0.6, 0.9], weight=0.5, keep=60)
+    assert [r.memory.reference for r in out] == ["b", "a"]  # c has no evidence of its own: it never joins
+    assert out[0].score == pytest.approx(0.9 + 0.5)  # the best of the ranking gains the whole share
 
 
 # -- SQLite keeps them apart from the rows, behind the read filter ------------------------

@@ -299,6 +299,14 @@ class RetrievalSettings(_Group):
         "language, nonsense) and the caller sees at least `semantic_candidates` memories; below it nothing is "
         "returned. Chosen with `xmemo bench locomo --sweep`.",
     )
+    abbreviation_floor: float = Field(
+        0.03,
+        ge=-1,
+        le=2,
+        description="Lift a semantic hit needs when a query word abbreviates one of its words (`relevance.abbreviates`: "
+        "'auth' of 'authentication') and the store is smaller than `semantic_candidates`; such a hit has evidence of "
+        "its own, so it counts from this lower floor.",
+    )
     diversity_threshold: float = Field(
         0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
     )

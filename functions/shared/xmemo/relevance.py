@@ -87,3 +87,18 @@ def semantic_floor_for(
     if words_known or top_lift is None or not crowded or top_lift >= unknown_words_floor:
         return semantic_floor
     return max(semantic_floor, unknown_words_floor)
+
+
+def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
+    """Whether a word of `query` (at least `shortest` letters, not a stop word) is the
+    start of a longer word of `content`: "auth" of "authentication", "config" of
+    "configuration". People type abbreviations a store's words never hold whole, and the
+    embedding model alone lifts them little (about as much as chance in a small store),
+    so a hit that a query word abbreviates carries evidence of its own."""
+    from . import text
+
+    asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
+    if not asked:
+        return False
+    held = set(text.words(content))
+    return any(h.startswith(w) and len(h) > len(w) for w in asked for h in held)

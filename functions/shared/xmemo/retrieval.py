@@ -84,6 +84,7 @@ def fuse(
     lexical_trusted: bool = True,
     floor: float | None = None,
     semantic_scores: dict[str, float] | None = None,
+    abbreviated: frozenset[str] = frozenset(),
 ) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
     evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
@@ -91,7 +92,9 @@ def fuse(
     only when `lexical_trusted`. So unrelated memories are not returned, and a query
     about nothing stored gets nothing. `floor` replaces `semantic_floor` for this query
     (`relevance.semantic_floor_for`). `semantic_scores` (by reference) are what the
-    semantic leg's hits weigh in fusion instead of their cosines (`discount_hubs`)."""
+    semantic leg's hits weigh in fusion instead of their cosines (`discount_hubs`).
+    The hits in `abbreviated` (by reference; a query word abbreviates one of theirs,
+    `relevance.abbreviates`) count from `abbreviation_floor`, if lower than `floor`."""
     floor = settings.semantic_floor if floor is None else floor
     lift = {h.memory.reference: h.score - baseline for h in cands.semantic}
     lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -2.0) >= floor]
@@ -102,7 +105,8 @@ def fuse(
     for rank, hit in enumerate(cands.semantic, 1):
         r = by_ref.get(hit.memory.reference)
         if r is None:
-            if hit.score - baseline < floor:
+            needed = min(floor, settings.abbreviation_floor) if hit.memory.reference in abbreviated else floor
+            if hit.score - baseline < needed:
                 continue
             r = by_ref[hit.memory.reference] = Ranked(hit.memory, 0.0)
         r.semantic_rank = rank
@@ -161,17 +165,23 @@ def add_late_leg(ranked: list[Ranked], pool: list[Memory], scores: Any, weight: 
     to a ranking: its `keep` best gain `weight` × the ranking's best score × their score
     less the (`keep`+1)-th best, relative to the best (so the scale starts where the leg's
     candidates end, as min-max over them does), and join the ranking if not in it. Only a
-    ranking that is not empty: a query answered with nothing stays so (`xmemo.relevance`)."""
+    ranking that is not empty: a query answered with nothing stays so (`xmemo.relevance`).
+    A pool of at most `keep` memories has no (`keep`+1)-th score to say what chance scores,
+    so there the leg only re-ranks what the ranking holds: a memory joins only on evidence
+    of its own, not because another passed for this query."""
     import numpy as np
 
     if weight <= 0 or not ranked or not len(pool):
         return ranked
     s = np.asarray(scores, dtype=np.float64)
-    s = np.maximum(s - np.sort(s)[-(keep + 1)], 0.0) if len(s) > keep else s - s.min() + 1e-9
+    by_ref = {r.memory.reference: r for r in ranked}
+    if len(s) <= keep:
+        s = np.where([m.reference in by_ref for m in pool], s - s.min() + 1e-9, 0.0)
+    else:
+        s = np.maximum(s - np.sort(s)[-(keep + 1)], 0.0)
     if s.max() <= 0:
         return ranked
     top = max(r.score for r in ranked)
-    by_ref = {r.memory.reference: r for r in ranked}
     for i in np.argsort(-s, kind="stable")[:keep]:
         if s[i] <= 0:
             break

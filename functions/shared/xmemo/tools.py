@@ -159,7 +159,8 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     fetched = len(cands.semantic)
     in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
-    fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores)
+    abbreviated = frozenset() if crowded else frozenset(h.memory.reference for h in cands.semantic if relevance.abbreviates(inp.query, h.memory.content))
+    fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
     ranked, late = _late_leg(svc, rf, boost_groups(fused, s.group_weight), in_hand, tokens)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
@@ -170,6 +171,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
             "hub_discount": {"weight": s.hub_weight, "neighbours": s.hub_neighbours},
             "floor": floor,
             "words_known": bool(cands.lexical),
+            "abbreviated": len(abbreviated),
             "baseline": round(base, 4),
             "top_lift": None if top_lift is None else round(top_lift, 4),
             **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
