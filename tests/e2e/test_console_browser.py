@@ -143,7 +143,17 @@ def sign_in_from_the_printed_link_then_browse(browser, people):
     shown = {b.text for b in browser.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")}
     assert shown == set(people["refs"]["alice"])
     no_bob(browser, people)
+    # each row says what its memory is, not only where it is
+    contents = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#browse-table tbody td.content")]
+    assert "The billing database runs PostgreSQL 16 on port 5433." in contents
     shot(browser, "1-browse")
+    # narrowing by what a memory says
+    browser.find_element(By.ID, "browse-narrow").send_keys("postgresql")
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")) == 1)
+    assert browser.find_element(By.CSS_SELECTOR, "#browse-table tbody button.ref").text == people["refs"]["alice"][1]
+    browser.find_element(By.ID, "browse-narrow").clear()
+    browser.find_element(By.ID, "browse-narrow").send_keys(Keys.SPACE, Keys.BACKSPACE)  # clear() fires no input event
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")) == 6)
     # narrowing the loaded page (no API call): by location
     browser.find_element(By.ID, "browse-narrow").send_keys("billing/infra")
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#browse-table tbody button.ref")) == 1)

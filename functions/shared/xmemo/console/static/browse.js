@@ -1,9 +1,10 @@
-// Browse: the visible memories as a table, filtered by the API (type, bucket, team, project,
-// tags, temporary), paged with the API's cursor; "narrow this page" filters the loaded page
-// by location, source, boundary or created time (GET /v1/memories has no such filters).
+// Browse: the visible memories as a table, what each says first, filtered by the API (type,
+// bucket, team, project, tags, temporary), paged with the API's cursor; "narrow this page"
+// filters the loaded page by content, location, source, boundary or created time
+// (GET /v1/memories has no such filters).
 
 import { rest } from './api.js';
-import { $, fail, formFilters, h, refButton, say, sourceText, temporaryText, when } from './dom.js';
+import { $, excerpt, fail, formFilters, h, refButton, say, sourceText, temporaryText, when } from './dom.js';
 
 const PAGE = 25;
 let cursors = [null]; // cursor of each page seen; the last one is the current page's
@@ -13,17 +14,18 @@ let rows = [];
 function render() {
   const needle = $('#browse-narrow').value.trim().toLowerCase();
   const shown = rows.filter((m) => !needle
-    || [m.location, m.boundary, sourceText(m.source), when(m.created_at)].some((v) => (v || '').toLowerCase().includes(needle)));
+    || [m.title, m.content, m.location, m.boundary, sourceText(m.source), when(m.created_at)].some((v) => (v || '').toLowerCase().includes(needle)));
   const body = $('#browse-table tbody');
   body.replaceChildren(...shown.map((m) => h('tr', {},
     h('td', { 'data-label': 'Reference' }, refButton(m.reference)),
+    h('td', { 'data-label': 'Memory', class: 'content' }, m.title ? h('strong', {}, `${m.title} `) : null, excerpt(m.content)),
     h('td', { 'data-label': 'Type' }, m.type),
     h('td', { 'data-label': 'Location' }, m.location),
     h('td', { 'data-label': 'Boundary' }, m.boundary),
     h('td', { 'data-label': 'Created' }, when(m.created_at)),
     h('td', { 'data-label': 'Source' }, sourceText(m.source)),
     h('td', { 'data-label': 'Temporary' }, temporaryText(m)))));
-  if (!shown.length) body.append(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No memories here.')));
+  if (!shown.length) body.append(h('tr', {}, h('td', { colspan: 8, class: 'empty' }, 'No memories here.')));
   $('#browse-page').textContent = `Page ${cursors.length} · ${shown.length} of ${rows.length} shown`;
   $('#browse-prev').disabled = cursors.length <= 1;
   $('#browse-next').disabled = !nextCursor;

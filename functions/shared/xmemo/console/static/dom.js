@@ -18,6 +18,12 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** The start of a memory's text on one line, so a table row says what the memory is. */
+export function excerpt(text, length = 160) {
+  const line = String(text || '').replace(/\s+/g, ' ').trim();
+  return line.length > length ? `${line.slice(0, length - 1)}…` : line;
+}
+
 export function when(iso) {
   if (!iso) return '';
   const d = new Date(iso);
