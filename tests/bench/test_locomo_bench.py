@@ -148,12 +148,13 @@ def test_bench_sweep_reports_the_floors_curve_and_the_choice(locomo_file: Path, 
 
 
 def test_the_scoring_replica_ranks_as_the_sqlite_store_and_osmem_as_pinned(locomo_file: Path):
-    """`python -m xmemo.bench.locomo.scoring`: its FTS5 replica gives the embedded store's
+    """`python -m research.locomo.bm25_formulas`: its FTS5 replica gives the embedded store's
     own top 10 on every question, so the Lucene and osmem rows beside it (same terms,
     other formulas) are comparable with the store's figure."""
-    from xmemo.bench.locomo import data, scoring
+    from xmemo.bench.locomo import data
+    from research.locomo import bm25_formulas
 
-    out = scoring.measure(data.load(locomo_file))
+    out = bm25_formulas.measure(data.load(locomo_file))
     assert out["questions"] == 6 and out["agree"] == 1.0
     assert out["recall"]["fts5"] == out["recall"]["store"]
     assert set(out["recall"]) == {"store", "fts5", "lucene two fields", "lucene", "lucene k1 2.4", "fts5 on lucene", "osmem"}
@@ -161,12 +162,12 @@ def test_the_scoring_replica_ranks_as_the_sqlite_store_and_osmem_as_pinned(locom
 
 
 def test_the_replica_runs_and_reproduces_recall(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
-    """`python -m xmemo.bench.locomo.replica` (the ideas table the docs quote) on the tiny file:
+    """`python -m research.locomo.recall_replica` (the ideas table the docs quote) on the tiny file:
     its first row is `recall`'s ranking, so on this data it finds every evidence turn."""
-    from xmemo.bench.locomo import replica
+    from research.locomo import recall_replica
 
     monkeypatch.setattr("sys.argv", ["replica", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--grid"])
-    replica.main()
+    recall_replica.main()
     out = capsys.readouterr().out
     first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
     assert first.split(" | ")[1] == "1.0000"  # R@10 over the 6 questions of categories 1-4
@@ -174,32 +175,32 @@ def test_the_replica_runs_and_reproduces_recall(locomo_file: Path, tmp_path: Pat
 
 
 def test_the_sparse_replica_runs_and_keeps_recall_as_its_first_row(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
-    """`python -m xmemo.bench.locomo.replica5` (the fifth round's sparse "latent terms" rows) on
+    """`python -m research.locomo.sparse_terms` (the fifth round's sparse "latent terms" rows) on
     the tiny file: it computes and caches the sparse vectors, its first row is `recall`'s
     ranking, and the cache is reused (a second run computes nothing)."""
-    from xmemo.bench.locomo import replica5
+    from research.locomo import sparse_terms
 
     sparse = tmp_path / "sparse.npz"
-    argv = ["replica5", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--sparse-cache", str(sparse)]
+    argv = ["sparse_terms", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--sparse-cache", str(sparse)]
     monkeypatch.setattr("sys.argv", argv)
-    replica5.main()
+    sparse_terms.main()
     out = capsys.readouterr().out
     first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
     assert first.split(" | ")[1] == "1.0000"
     assert "| third leg, cosine, weight 0.3 |" in out and ("the halves agree" in out or "the halves DISAGREE" in out)
-    cached = replica5.SparseCache(sparse)
+    cached = sparse_terms.SparseCache(sparse)
     assert {"What animal did Bo adopt?", "Bo: Great, I adopted a ferret from the shelter."} <= set(cached.vectors)
-    monkeypatch.setattr(replica5.SparseCache, "save", lambda self: pytest.fail("the cache was not reused"))
-    replica5.main()
+    monkeypatch.setattr(sparse_terms.SparseCache, "save", lambda self: pytest.fail("the cache was not reused"))
+    sparse_terms.main()
 
 
 def test_the_sparse_replica_measures_its_cost(locomo_file: Path, capsys, monkeypatch):
-    """`replica5 --cost N`: the sparse head's CPU per text beside the dense embedding's, for
+    """`sparse_terms --cost N`: the sparse head's CPU per text beside the dense embedding's, for
     questions and turns, from the real model (the doc's query-time price comes from it)."""
-    from xmemo.bench.locomo import replica5
+    from research.locomo import sparse_terms
 
-    monkeypatch.setattr("sys.argv", ["replica5", "--data", str(locomo_file), "--cost", "2"])
-    replica5.main()
+    monkeypatch.setattr("sys.argv", ["sparse_terms", "--data", str(locomo_file), "--cost", "2"])
+    sparse_terms.main()
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| questions") or line.startswith("| turns")]
     assert [(r[0], r[1].split(" (")[0]) for r in rows] == [
         ("| questions", "dense query embedding"), ("| questions", "sparse latent terms"),
@@ -211,35 +212,35 @@ def test_the_sparse_replica_measures_its_cost(locomo_file: Path, capsys, monkeyp
 def test_the_sparse_rows_at_weight_zero_are_recalls_ranking(locomo_file: Path, tmp_path: Path):
     """With no weight (or no extra candidates) each way of using the sparse signal must give
     back exactly `recall`'s replica ranking, so every row's difference is the signal's own."""
-    from xmemo.bench.locomo import replica, replica5
+    from research.locomo import recall_replica, sparse_terms
 
-    questions = replica.collect(locomo_file, tmp_path / "vc")
-    replica5.attach(questions, replica5.SparseCache(tmp_path / "sparse.npz"))
+    questions = recall_replica.collect(locomo_file, tmp_path / "vc")
+    sparse_terms.attach(questions, sparse_terms.SparseCache(tmp_path / "sparse.npz"))
     for q in questions:
-        kept = replica.ranked(replica.fused(q, settings=replica5.SETTINGS))
+        kept = recall_replica.ranked(recall_replica.fused(q, settings=sparse_terms.SETTINGS))
         for cosine in (False, True):
-            assert replica5.third_leg(q, 0.0, cosine) == kept
-            assert replica5.reranked(q, 0.0, cosine) == kept
-            assert replica5.source_only(q, 0, cosine) == kept
-        assert replica5.sparse_scores(q, False).shape == (len(q["memories"]),)
+            assert sparse_terms.third_leg(q, 0.0, cosine) == kept
+            assert sparse_terms.reranked(q, 0.0, cosine) == kept
+            assert sparse_terms.source_only(q, 0, cosine) == kept
+        assert sparse_terms.sparse_scores(q, False).shape == (len(q["memories"]),)
 
 
 def test_the_seventh_round_replica_rebuilds_recalls_ranking_and_runs(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
-    """`python -m xmemo.bench.locomo.replica7`: its own fusion (`ranking`) with the default
+    """`python -m research.locomo.semantic_pool`: its own fusion (`ranking`) with the default
     variant is `recall`'s whole ranking, so every other row differs by its idea alone; a
     lexical candidate's pool score under min-max over the kept hits adds nothing (the
     union row equals the first); the command prints its check, its rows and the rule."""
-    from xmemo.bench.locomo import replica, replica7
+    from research.locomo import recall_replica, semantic_pool
 
-    questions = replica.collect(locomo_file, tmp_path / "vc")
+    questions = recall_replica.collect(locomo_file, tmp_path / "vc")
     for q in questions:
-        assert replica7.ranking(q, replica7.Variant()) == replica.ranked(replica.fused(q))
-        assert replica7.ranking(q, replica7.Variant(union=True)) == replica7.ranking(q, replica7.Variant())
-        assert replica7.ranking(q, replica7.Variant(measure="none")) == replica.ranked(
-            replica.fused(q, settings=replica.SETTINGS.model_copy(update={"hub_weight": 0.0}))
+        assert semantic_pool.ranking(q, semantic_pool.Variant()) == recall_replica.ranked(recall_replica.fused(q))
+        assert semantic_pool.ranking(q, semantic_pool.Variant(union=True)) == semantic_pool.ranking(q, semantic_pool.Variant())
+        assert semantic_pool.ranking(q, semantic_pool.Variant(measure="none")) == recall_replica.ranked(
+            recall_replica.fused(q, settings=recall_replica.SETTINGS.model_copy(update={"hub_weight": 0.0}))
         )
-    monkeypatch.setattr("sys.argv", ["replica7", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--words"])
-    replica7.main()
+    monkeypatch.setattr("sys.argv", ["semantic_pool", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--words"])
+    semantic_pool.main()
     out = capsys.readouterr().out
     assert f"on {len(questions)} of {len(questions)} questions" in out
     first = next(line for line in out.splitlines() if line.startswith("| kept: CSLS"))
@@ -249,74 +250,74 @@ def test_the_seventh_round_replica_rebuilds_recalls_ranking_and_runs(locomo_file
 
 
 def test_the_eighth_round_rows_at_no_weight_are_recalls_ranking(locomo_file: Path, tmp_path: Path):
-    """`replica8`: every signal at weight 0 gives back `recall`'s replica ranking, so each row
+    """`breadth`: every signal at weight 0 gives back `recall`'s replica ranking, so each row
     differs by its idea alone."""
-    from xmemo.bench.locomo import replica, replica4, replica8
+    from research.locomo import recall_replica, class_links, breadth
 
-    questions = replica.collect(locomo_file, tmp_path / "vc")
+    questions = recall_replica.collect(locomo_file, tmp_path / "vc")
     # what a replica derives per conversation is shared by its questions, and only by them
     by_conversation = {q["conversation"]: q["shared"] for q in questions}
     assert all(q["shared"] is by_conversation[q["conversation"]] for q in questions)
     assert by_conversation[0] is not by_conversation[1]
     built = []
     for q in questions:
-        replica.per_conversation(q, "probe", lambda: built.append(1))
+        recall_replica.per_conversation(q, "probe", lambda: built.append(1))
     assert len(built) == 2
     for q in questions:
-        kept = replica.ranked(replica.fused(q))
-        assert replica8.adjacent_penalty(q, replica.fused(q), 1, 0.0) == kept
-        assert replica8.interrogative(q, 0.0) == kept
-        assert replica8.topic_clusters(q, 2, 0.0) == kept
-        assert replica8.neighbour_vote(q, 2, 0.0) == kept
-        assert replica8.neighbour_leg(q, "incremental", 2, True, 0.0) == kept
-        assert replica8.neighbour_scores(q, "cosine", 2, False).shape == (len(q["memories"]),)
-        assert replica.ranked(replica4.add_leg(replica.fused(q), replica8.own_leg_scores(q, "exact", 2), 0.0)) == kept
+        kept = recall_replica.ranked(recall_replica.fused(q))
+        assert breadth.adjacent_penalty(q, recall_replica.fused(q), 1, 0.0) == kept
+        assert breadth.interrogative(q, 0.0) == kept
+        assert breadth.topic_clusters(q, 2, 0.0) == kept
+        assert breadth.neighbour_vote(q, 2, 0.0) == kept
+        assert breadth.neighbour_leg(q, "incremental", 2, True, 0.0) == kept
+        assert breadth.neighbour_scores(q, "cosine", 2, False).shape == (len(q["memories"]),)
+        assert recall_replica.ranked(class_links.add_leg(recall_replica.fused(q), breadth.own_leg_scores(q, "exact", 2), 0.0)) == kept
         # the emulated FTS row finds what the store's tolerant leg finds, best first
-        emulated = replica8.emulated_lexical(q, None, 0.0)
+        emulated = breadth.emulated_lexical(q, None, 0.0)
         assert {i for i, _ in emulated} == {i for i, _ in q["lex"]}
         assert emulated[0][0] == q["lex"][0][0]
 
 
 def test_the_eighth_round_command_runs(locomo_file: Path, tmp_path: Path, capsys, monkeypatch):
-    """`python -m xmemo.bench.locomo.replica8` on the tiny file: its first row is `recall`'s,
+    """`python -m research.locomo.breadth` on the tiny file: its first row is `recall`'s,
     it prints the neighbour rows and the halves rule for every family."""
-    from xmemo.bench.locomo import replica8
+    from research.locomo import breadth
 
-    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc")])
-    replica8.main()
+    monkeypatch.setattr("sys.argv", ["breadth", "--data", str(locomo_file), "--cache", str(tmp_path / "vc")])
+    breadth.main()
     out = capsys.readouterr().out
     first = next(line for line in out.splitlines() if line.startswith("| replica of recall"))
     assert first.split(" | ")[1] == "1.0000"
     assert "| neighbour documents: incremental, 10 nearest (other locations), weight 0.2 |" in out
-    assert out.count("the halves") == 1 + len(replica8.FAMILIES)
-    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--store-analysis"])
-    replica8.main()
+    assert out.count("the halves") == 1 + len(breadth.FAMILIES)
+    monkeypatch.setattr("sys.argv", ["breadth", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--store-analysis"])
+    breadth.main()
     out = capsys.readouterr().out
     assert "| fourth column: exact, 10 nearest (other locations), weight 0.2 |" in out
     assert "| own leg, store's analysis: exact, 10 nearest (other locations), weight 0.2 |" in out and out.count("the halves") == 3
-    monkeypatch.setattr("sys.argv", ["replica8", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--words"])
-    replica8.main()
+    monkeypatch.setattr("sys.argv", ["breadth", "--data", str(locomo_file), "--cache", str(tmp_path / "vc"), "--words"])
+    breadth.main()
     out = capsys.readouterr().out
     assert "| words that retrieve the memory: 5 a memory, CSLS, weight 0.2 |" in out and out.count("the halves") == 2
 
 
 def test_the_words_that_retrieve_a_memory_are_not_its_own(locomo_file: Path, tmp_path: Path):
-    """`replica8.word_documents`: new terms for a memory, none of them a stem the memory
+    """`breadth.word_documents`: new terms for a memory, none of them a stem the memory
     says itself, and the leg at weight 0 leaves `recall`'s ranking as it is."""
     from xmemo import text
-    from xmemo.bench.locomo import replica, replica4, replica7, replica8
+    from research.locomo import recall_replica, class_links, semantic_pool, breadth
 
-    cache = replica.open_cache(tmp_path / "vc")
-    questions = replica.collect(locomo_file, cache)
-    words = replica7.ModelWords(cache, questions)
+    cache = recall_replica.open_cache(tmp_path / "vc")
+    questions = recall_replica.collect(locomo_file, cache)
+    words = semantic_pool.ModelWords(cache, questions)
     for q in questions:
-        documents = replica8.word_documents(q, words, 2, True)
+        documents = breadth.word_documents(q, words, 2, True)
         assert len(documents) == len(q["memories"])
         assert any(documents)
         for memory, document in zip(q["memories"], documents):
             assert not set(document) & set(text.stems(memory.content.split(":", 1)[-1]))
-        leg = replica8.leg_scores(q, documents)
-        assert replica.ranked(replica4.add_leg(replica.fused(q), leg, 0.0)) == replica.ranked(replica.fused(q))
+        leg = breadth.leg_scores(q, documents)
+        assert recall_replica.ranked(class_links.add_leg(recall_replica.fused(q), leg, 0.0)) == recall_replica.ranked(recall_replica.fused(q))
 
 
 def _captioned(tmp_path: Path) -> Path:

@@ -2,7 +2,7 @@
 (issue 13, lexical parity): the same memories answer the same queries on both stores,
 possessives, inflections, stop words, accents and Korean included. And osmem-server's
 BM25, which the LoCoMo parity figure runs on, is pinned here as
-`xmemo.bench.locomo.scoring` models it, so the figures that module prints for osmem and
+`research.locomo.bm25_formulas` models it, so the figures that module prints for osmem and
 for Lucene stay tied to the server."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from opensearchpy import OpenSearch
 
 from tests.conftest import make_principal
 from xmemo import tools
-from xmemo.bench.locomo.scoring import Field
+from research.locomo.bm25_formulas import Field
 from xmemo.config import Settings
 from xmemo.models import RememberInput, SearchInput
 from xmemo.services import Services
@@ -132,8 +132,8 @@ def test_a_v3_index_matches_the_clusters_tokens_until_migrate_splits_its_words(o
 
 def test_osmem_scores_bm25_with_sqrt_tf_and_distinct_terms_per_document(osmem_clone):
     """osmem-server 0.1.6 (bleve 2.6.1): `sqrt(tf)` and, as average field length, the
-    field's distinct terms per document plus one: what `scoring.Field.osmem` computes.
-    If this fails, osmem changed its scoring: rerun `python -m xmemo.bench.locomo.scoring`
+    field's distinct terms per document plus one: what `bm25_formulas.Field.osmem` computes.
+    If this fails, osmem changed its scoring: rerun `python -m research bm25-formulas`
     and the parity bench, and update docs/opensearch.md."""
     client = OpenSearch(hosts=[osmem_clone.url])
     analysis = {"analyzer": {"ws": {"type": "custom", "tokenizer": "whitespace"}}}

@@ -240,7 +240,7 @@ class RetrievalSettings(_Group):
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
     semantic_weight: float = Field(
-        0.7, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m xmemo.bench.locomo.replica --grid`)."
+        0.7, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m research recall-replica --grid`)."
     )
     group_weight: float = Field(
         0.5,
@@ -253,7 +253,7 @@ class RetrievalSettings(_Group):
         ge=0,
         description="How much a semantic hit loses for sitting near everything: this times the mean cosine of its "
         "`hub_neighbours` nearest among the fetched hits (`retrieval.discount_hubs`); 0 ranks by cosine alone. "
-        "Chosen with `python -m xmemo.bench.locomo.replica --hubs`.",
+        "Chosen with `python -m research recall-replica --hubs`.",
     )
     hub_neighbours: int = Field(10, ge=1, le=100, description="Neighbours whose mean cosine measures a hit's hubness.")
     hub_pool: int = Field(
@@ -268,7 +268,7 @@ class RetrievalSettings(_Group):
         ge=0,
         description="Weight of the late-interaction leg (`xmemo.late`): the `late_candidates` memories of the fetched "
         "pool whose tokens best match the query's gain up to this share of the query's best score, and join the "
-        "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m xmemo.bench.locomo.replica11`.",
+        "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m research late-interaction`.",
     )
     late_candidates: int = Field(60, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
     context_weight: float = Field(

@@ -136,7 +136,7 @@ def ranked_terms(own: str, context: str, context_weight: float) -> str:
     `stems + context_weight x context` and the length is the whole row's (words, stems,
     context), and BM25 over one field of `own` twice and `context` once has exactly that
     count (doubled) and that length at the default weight 0.5. Per-field BM25 summed over
-    two fields ranks differently (LoCoMo: `python -m xmemo.bench.locomo.scoring`).
+    two fields ranks differently (LoCoMo: `python -m research bm25-formulas`).
     Other weights: `own` round(1/weight) times (weight <= 1) or `context` round(weight)
     times, with or without neighbours, so every document is weighted alike; 0 leaves the
     context out."""

@@ -3,7 +3,7 @@ BM25 formulas of SQLite FTS5, Lucene and osmem-server, outside any store, so a p
 can be traced to a formula.
 
 Usage:
-    .venv/bin/python -m xmemo.bench.locomo.scoring --data ../shared/data/locomo/locomo_dev.json
+    .venv/bin/python -m research bm25-formulas --data ../shared/data/locomo/locomo_dev.json
 
 Each conversation is stored through the real `remember` in the embedded store; every
 memory's terms and neighbouring-context terms are read back from its full-text table
@@ -40,14 +40,14 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any, Sequence
 
-from ... import text
-from ...config import Settings
-from ...store import records
-from ...tools import _read_filter
-from . import data
-from .data import Conversation
-from .metrics import recall_at_k
-from .system import XMemoSystem
+from xmemo import text
+from xmemo.config import Settings
+from xmemo.store import records
+from xmemo.tools import _read_filter
+from xmemo.bench.locomo import data
+from xmemo.bench.locomo.data import Conversation
+from xmemo.bench.locomo.metrics import recall_at_k
+from xmemo.bench.locomo.system import XMemoSystem
 
 K1, B = 1.2, 0.75
 

@@ -1,11 +1,11 @@
-"""Eighth round: breadth for list questions, and memories described by their neighbours.
+"""Breadth for list questions, and memories described by their neighbours.
 
 Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
-    .venv/bin/python -m xmemo.bench.locomo.replica8 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+    .venv/bin/python -m research breadth --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
 Apart from the sixth round's hub discount, the rows of rounds two to seven moved multi-hop
 R@10 by at most +0.02. This round tries
-two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
+two new kinds of signal on `recall`'s replica (`recall_replica.fused`, the first row):
 - breadth: a list question's evidence is scattered over sessions, so the first ten should
   not be one exchange (a penalty on turns adjacent to a better one, always or only when the
   question's scores are flat); topics that span sessions (k-means clusters of the store's
@@ -27,7 +27,7 @@ two new kinds of signal on `recall`'s replica (`replica.fused`, the first row):
   class the question names?
 
 Each row is R@10 overall, by category, on each half of the conversations and R@50; the
-halves rule of `replica.grid` decides, within each family."""
+halves rule of `recall_replica.grid` decides, within each family."""
 
 from __future__ import annotations
 
@@ -37,12 +37,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import text
-from ...retrieval import hubness
-from ...store import fts5rank
-from . import replica, replica4, replica5, replica7
-from .replica import fused, per_conversation, ranked
-from .system import VectorCache
+from xmemo import text
+from xmemo.retrieval import hubness
+from xmemo.store import fts5rank
+from . import recall_replica, class_links, sparse_terms, semantic_pool
+from .recall_replica import fused, per_conversation, ranked
+from xmemo.bench.locomo.system import VectorCache
 
 
 def kept_row() -> dict:
@@ -53,7 +53,7 @@ def kept_row() -> dict:
 def adjacent_penalty(q: dict, score: dict[int, float], distance: int, penalty: float, n: int = 30) -> list[int]:
     """Greedy: the next pick is the best score less `penalty` × the query's best per turn
     already picked within `distance` turns of it in the same location (the first `n`)."""
-    loc = replica.location_of(q)
+    loc = recall_replica.location_of(q)
     top, left, out = max(score.values(), default=1.0), dict(score), []
     while left and len(out) < n:
         pick = max(left, key=lambda i: left[i] - penalty * top * sum(loc[j] == loc[i] and abs(j - i) <= distance for j in out))
@@ -88,7 +88,7 @@ def topic_clusters(q: dict, size: int, weight: float) -> list[int]:
     score = fused(q)
     near = C @ q["vector"]
     keys = list(score)
-    s = replica.minmax(np.array([near[of[i]] for i in keys]))
+    s = recall_replica.minmax(np.array([near[of[i]] for i in keys]))
     top = max(score.values(), default=1.0)
     return ranked({i: score[i] + weight * top * float(x) for i, x in zip(keys, s)})
 
@@ -136,25 +136,25 @@ def incremental_neighbours(M: np.ndarray, k: int, groups: list[str] | None) -> l
 
 
 def neighbour_scores(q: dict, how: str, k: int, other: bool) -> np.ndarray:
-    """BM25 (bm25s, English stems and stop words, as `replica4`) of the question against each
+    """BM25 (bm25s, English stems and stop words, as `class_links`) of the question against each
     memory's neighbour document: the texts of its neighbours, not its own."""
 
     def build():
-        groups = replica.location_of(q) if other else None
+        groups = recall_replica.location_of(q) if other else None
         if how == "incremental":
             near = incremental_neighbours(q["M"], k, groups)
         else:
             near = exact_neighbours(q["M"], k, how == "csls", groups)
         texts = [m.content for m in q["memories"]]
-        return replica.bm25s_index(["\n".join(texts[j] for j in row) for row in near])
+        return recall_replica.bm25s_index(["\n".join(texts[j] for j in row) for row in near])
 
     index = per_conversation(q, ("neighbour documents", how, k, other), build)
-    return replica.bm25s_scores(index, q["text"], len(q["memories"]))
+    return recall_replica.bm25s_scores(index, q["text"], len(q["memories"]))
 
 
 def neighbour_leg(q: dict, how: str, k: int, other: bool, weight: float) -> list[int]:
-    """The neighbour documents' first 60 join the candidates with `weight` (`replica4.add_leg`)."""
-    return ranked(replica4.add_leg(fused(q), neighbour_scores(q, how, k, other), weight))
+    """The neighbour documents' first 60 join the candidates with `weight` (`class_links.add_leg`)."""
+    return ranked(class_links.add_leg(fused(q), neighbour_scores(q, how, k, other), weight))
 
 
 def neighbour_vote(q: dict, k: int, weight: float) -> list[int]:
@@ -164,7 +164,7 @@ def neighbour_vote(q: dict, k: int, weight: float) -> list[int]:
     vote = np.zeros(len(q["memories"]))
     for j, s in q["lex"]:
         vote[near[j]] += s
-    return ranked(replica4.add_leg(fused(q), vote, weight))
+    return ranked(class_links.add_leg(fused(q), vote, weight))
 
 
 def _fts_rows(q: dict) -> dict:
@@ -172,7 +172,7 @@ def _fts_rows(q: dict) -> dict:
     `context` (the stems of the previous and next memory of the same location)."""
 
     def build() -> dict:
-        loc = replica.location_of(q)
+        loc = recall_replica.location_of(q)
         stems = [text.stems(m.content) for m in q["memories"]]
         context = [(stems[i - 1] if i > 0 and loc[i - 1] == loc[i] else [])
                    + (stems[i + 1] if i + 1 < len(stems) and loc[i + 1] == loc[i] else []) for i in range(len(stems))]
@@ -186,7 +186,7 @@ def related_terms(q: dict, how: str, k: int) -> list[list[str]]:
     locations; "exact" or "incremental" as in `neighbour_scores`)."""
     rows = _fts_rows(q)
     if (how, k) not in rows["related"]:
-        groups = replica.location_of(q)
+        groups = recall_replica.location_of(q)
         near = incremental_neighbours(q["M"], k, groups) if how == "incremental" else exact_neighbours(q["M"], k, False, groups)
         rows["related"][(how, k)] = [[t for j in row for t in rows["stems"][j]] for row in near]
     return rows["related"][(how, k)]
@@ -238,13 +238,13 @@ def own_leg_scores(q: dict, how: str, k: int) -> np.ndarray:
     return leg_scores(q, related_terms(q, how, k))
 
 
-def word_documents(q: dict, words: "replica7.ModelWords", m: int, csls: bool) -> list[list[str]]:
+def word_documents(q: dict, words: "semantic_pool.ModelWords", m: int, csls: bool) -> list[list[str]]:
     """doc2query with single words: the stems of each memory's `m` words of the conversation
     that, embedded as queries, score it highest, none sharing a stem with the memory (with
     `csls`, each word's score less its mean over its 10 best memories: a word that retrieves
     everything counts less)."""
     def build() -> list[list[str]]:
-        vocab = [w for w in replica4.lexicon(q).vocab if w in words.row]
+        vocab = [w for w in class_links.lexicon(q).vocab if w in words.row]
         S = q["M"] @ words.E[[words.row[w] for w in vocab]].T
         if csls:
             S = S - np.sort(S, axis=0)[-10:].mean(axis=0)
@@ -259,7 +259,7 @@ def word_documents(q: dict, words: "replica7.ModelWords", m: int, csls: bool) ->
     return per_conversation(q, ("word documents", m, csls), build)
 
 
-def print_word_documents(q: dict, words: "replica7.ModelWords", n: int = 12) -> None:
+def print_word_documents(q: dict, words: "semantic_pool.ModelWords", n: int = 12) -> None:
     """What the model tags: the first `n` memories of a conversation and their 5 words."""
     print("| memory | its 5 words' stems |\n|---|---|")
     for memory, document in list(zip(q["memories"], word_documents(q, words, 5, False)))[:n]:
@@ -267,13 +267,13 @@ def print_word_documents(q: dict, words: "replica7.ModelWords", n: int = 12) -> 
     print()
 
 
-def word_rows(words: "replica7.ModelWords") -> dict:
+def word_rows(words: "semantic_pool.ModelWords") -> dict:
     out = {}
     for csls in (False, True):
         for m in (5, 10):
             for w in (0.1, 0.2, 0.3):
                 out[f"words that retrieve the memory: {m} a memory{', CSLS' if csls else ''}, weight {w:g}"] = (
-                    lambda q, m=m, csls=csls, w=w: ranked(replica4.add_leg(fused(q), leg_scores(q, word_documents(q, words, m, csls)), w)))
+                    lambda q, m=m, csls=csls, w=w: ranked(class_links.add_leg(fused(q), leg_scores(q, word_documents(q, words, m, csls)), w)))
     return out
 
 
@@ -288,7 +288,7 @@ def column_rows() -> dict:
     for how, k, w in (("exact", 5, 0.2), ("exact", 5, 0.3), ("exact", 10, 0.2), ("exact", 10, 0.3), ("exact", 15, 0.2),
                       ("incremental", 5, 0.2), ("incremental", 10, 0.2)):
         out[f"own leg, store's analysis: {how}, {k} nearest (other locations), weight {w:g}"] = (
-            lambda q, how=how, k=k, w=w: ranked(replica4.add_leg(fused(q), own_leg_scores(q, how, k), w)))
+            lambda q, how=how, k=k, w=w: ranked(class_links.add_leg(fused(q), own_leg_scores(q, how, k), w)))
     return out
 
 
@@ -360,12 +360,12 @@ FAMILIES = ("adjacent penalty", "topic clusters", "interrogative prior", "neighb
 
 
 def report_by_family(questions: list[dict], table: dict, families: tuple[str, ...]) -> list[tuple]:
-    """The table (`replica5.report`), then the halves rule over all rows and within each family
+    """The table (`sparse_terms.report`), then the halves rule over all rows and within each family
     (rows whose name starts with it, beside the first row); returns the report's rows."""
-    found = replica5.report(questions, table)
+    found = sparse_terms.report(questions, table)
     for family in ("",) + families:
         among = [found[0]] + [r for r in found[1:] if r[0].startswith(family)]
-        best, per_half = replica.halves_rule(among)
+        best, per_half = recall_replica.halves_rule(among)
         print(f"\n{family or 'all rows'}: best overall: {best}; best on each half: {per_half}; "
               + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
     return found
@@ -379,10 +379,10 @@ def main() -> None:
     p.add_argument("--store-analysis", action="store_true",
                    help="only the neighbour documents on the store's own analysis: a fourth column of the lexical row, or their own leg")
     args = p.parse_args()
-    cache = replica.open_cache(args.cache)
-    questions = replica.collect(args.data, cache)
+    cache = recall_replica.open_cache(args.cache)
+    questions = recall_replica.collect(args.data, cache)
     if args.words:
-        words = replica7.ModelWords(cache, questions)
+        words = semantic_pool.ModelWords(cache, questions)
         table = {**kept_row(), **word_rows(words)}
         families: tuple[str, ...] = ("words that retrieve",)
         print_word_documents(questions[0], words)

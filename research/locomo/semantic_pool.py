@@ -1,7 +1,7 @@
-"""Seventh round: how the semantic leg's fetched pool is used, tried on the replica.
+"""How should the semantic leg's fetched pool be used (hub measure, union scoring, score scaling)?
 
 Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
-    .venv/bin/python -m xmemo.bench.locomo.replica7 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+    .venv/bin/python -m research semantic-pool --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
 Since the sixth round the semantic leg fetches a pool (4 × its candidates) to measure
 hubness, then keeps 60. Three things about that pool were open: (1) the hub measure
@@ -13,8 +13,8 @@ over the kept hits, over the whole pool, or a z-score). Also tried: taking the c
 directions out of the vectors first ("all but the top"), leg weights that follow each
 leg's confidence per query, the question embedded as a passage, and (`--words`) the
 fourth round's class → member expansion leg with our own model's word vectors in place of
-GloVe's. Each row is a variant of `recall`'s ranking (`replica.fused` is its first row,
-rebuilt here by `ranking`); the halves rule of `replica.grid` decides."""
+GloVe's. Each row is a variant of `recall`'s ranking (`recall_replica.fused` is its first row,
+rebuilt here by `ranking`); the halves rule of `recall_replica.grid` decides."""
 
 from __future__ import annotations
 
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...retrieval import Ranked, boost_groups, hubness
-from . import replica, replica4, replica5
-from .replica import SETTINGS, ranked
-from .system import VectorCache
+from xmemo.retrieval import Ranked, boost_groups, hubness
+from . import recall_replica, class_links, sparse_terms
+from .recall_replica import SETTINGS, ranked
+from xmemo.bench.locomo.system import VectorCache
 
 
 @dataclass(frozen=True)
@@ -164,13 +164,13 @@ VARIANTS: dict[str, Variant] = {
 
 class ModelWords:
     """The model's own vectors of single words (each embedded as a query), standing in for
-    GloVe in `replica4.expansion`: a query word expands to the `n` store words nearest it by
+    GloVe in `class_links.expansion`: a query word expands to the `n` store words nearest it by
     CSLS (cosine less the store word's hubness among all words), weight 1 each. The split's
     words are embedded and their hubness measured once; `nearest(n)` is the expansion."""
 
     def __init__(self, cache: VectorCache, questions: list[dict]):
-        vocabulary = sorted({w for q in questions for w in replica4.words(q["text"])}
-                            | {w for q in questions for m in q["memories"] for w in replica4.words(m.content.split(":", 1)[-1])})
+        vocabulary = sorted({w for q in questions for w in class_links.words(q["text"])}
+                            | {w for q in questions for m in q["memories"] for w in class_links.words(m.content.split(":", 1)[-1])})
         self.row = {w: i for i, w in enumerate(vocabulary)}
         E = np.stack([cache.embed_query(w) for w in vocabulary])
         self.E = E / np.linalg.norm(E, axis=1, keepdims=True)
@@ -182,15 +182,15 @@ class ModelWords:
         return self.E @ self.E[self.row[word]] - self.hub
 
     def nearest(self, n: int):
-        """`replica4.expansion`'s `similar`: weight 1 for the `n` store words of the
+        """`class_links.expansion`'s `similar`: weight 1 for the `n` store words of the
         conversation nearest the query word (its own stem left out), 0 elsewhere."""
 
-        def similar(lex: "replica4.Lexicon", word: str) -> np.ndarray | None:
+        def similar(lex: "class_links.Lexicon", word: str) -> np.ndarray | None:
             if word not in self.row:
                 return None
             idx = self._rows.setdefault(id(lex), np.array([self.row[w] for w in lex.vocab]))
             c = self.csls(word)[idx]
-            c[lex.stems == replica4._stem().stemWord(word)] = -np.inf
+            c[lex.stems == class_links._stem().stemWord(word)] = -np.inf
             out = np.zeros(len(idx), np.float32)
             out[np.argsort(-c)[:n]] = 1.0
             return out
@@ -208,10 +208,10 @@ def print_word_pairs(words: ModelWords, cache: VectorCache, questions: list[dict
         cache.inner.embed_query(w)
     per_word = (time.perf_counter() - start) / min(timed, len(vocabulary)) * 1000
     print(f"\n{len(vocabulary)} words; embedding one word as a query: {per_word:.1f} ms (mean of {min(timed, len(vocabulary))})")
-    counts = [len(set(replica4.words(q["text"]))) for q in questions]
+    counts = [len(set(class_links.words(q["text"]))) for q in questions]
     print(f"content words per question: median {np.median(counts):g}, 10th-90th percentile {np.percentile(counts, 10):g}-{np.percentile(counts, 90):g}")
     print("\n| class | member | CSLS rank among the split's words | the class word's nearest |\n|---|---|---|---|")
-    for a, b in replica4.PAIRS:
+    for a, b in class_links.PAIRS:
         if a in words.row and b in words.row:
             c = words.csls(a)
             rank = int((c > c[words.row[b]]).sum())
@@ -226,7 +226,7 @@ def word_rows(words: ModelWords) -> dict:
         similar = words.nearest(n)
         for w in (0.1, 0.2, 0.3):
             rows[f"model word vectors: each question word's {n} nearest store words, leg weight {w}"] = (
-                lambda q, similar=similar, w=w: ranked(replica4.add_leg(replica.fused(q), replica4.expansion(q, similar, 0.5), w))
+                lambda q, similar=similar, w=w: ranked(class_links.add_leg(recall_replica.fused(q), class_links.expansion(q, similar, 0.5), w))
             )
     return rows
 
@@ -239,7 +239,7 @@ def passage_rows(cache: VectorCache, questions: list[dict]) -> dict:
 
     def mixed(q: dict, a: float) -> list[int]:
         v = (1 - a) * q["vector"] + a * q["as_passage"]
-        return ranked(replica.fused(dict(q, vector=v / np.linalg.norm(v))))
+        return ranked(recall_replica.fused(dict(q, vector=v / np.linalg.norm(v))))
 
     return {f"question vector: {1 - a:g} x as a query + {a:g} x as a passage": (lambda q, a=a: mixed(q, a)) for a in (0.3, 0.5, 1.0)}
 
@@ -254,9 +254,9 @@ def main() -> None:
     p.add_argument("--only", help="only the variants whose name holds this text (and the first row)")
     p.add_argument("--words", action="store_true", help="also the model-word expansion leg (embeds the ~4,200 words of the split)")
     args = p.parse_args()
-    cache = replica.open_cache(args.cache)
-    questions = replica.collect(args.data, cache)
-    same = sum(ranked(replica.fused(q))[:10] == ranking(q, Variant())[:10] for q in questions)
+    cache = recall_replica.open_cache(args.cache)
+    questions = recall_replica.collect(args.data, cache)
+    same = sum(ranked(recall_replica.fused(q))[:10] == ranking(q, Variant())[:10] for q in questions)
     print(f"check: the first row's top 10 equals `recall`'s replica on {same} of {len(questions)} questions\n")
     named = dict(VARIANTS)
     for values in itertools.product(*AXES.values()):
@@ -270,8 +270,8 @@ def main() -> None:
     cache.save()
     if args.only:
         rankers = {k: f for i, (k, f) in enumerate(rankers.items()) if i == 0 or args.only in k}
-    rows = replica5.report(questions, rankers)
-    best, per_half = replica.halves_rule(rows)
+    rows = sparse_terms.report(questions, rankers)
+    best, per_half = recall_replica.halves_rule(rows)
     print(f"\nbest overall: {best}; best on each half: {per_half}; " + ("the halves agree" if per_half == [best, best] else "the halves DISAGREE"))
 
 

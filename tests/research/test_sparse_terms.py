@@ -1,4 +1,4 @@
-"""The fifth round's sparse scoring (`xmemo.bench.locomo.replica5`) on hand-made sparse
+"""The fifth round's sparse scoring (`research.locomo.sparse_terms`) on hand-made sparse
 vectors: the figures of docs/retrieval-quality.md rest on these few lines, so a broken
 dot product, cosine or cache fails here rather than as a plausible-looking table."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xmemo.bench.locomo import replica5
+from research.locomo import sparse_terms
 
 
 def _vec(pairs: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -23,12 +23,12 @@ QUERY = _vec({0: 1.0, 1: 1.0, 2: 1.0})
 
 
 def _question() -> dict:
-    block = replica5.dense_rows(TURNS, 8)
+    block = sparse_terms.dense_rows(TURNS, 8)
     return {"SD": block, "SDnorm": np.linalg.norm(block, axis=1), "sq": QUERY}
 
 
 def test_dense_rows_place_each_value_at_its_feature():
-    block = replica5.dense_rows(TURNS, 8)
+    block = sparse_terms.dense_rows(TURNS, 8)
     assert block.shape == (3, 8) and block.dtype == np.float32
     assert block[0].tolist() == [2, 2, 0, 0, 3, 3, 3, 0]
     assert block[2].tolist() == [0, 0, 0, 0, 0, 0, 0, 5]
@@ -36,27 +36,27 @@ def test_dense_rows_place_each_value_at_its_feature():
 
 def test_dot_product_and_cosine_by_hand():
     q = _question()
-    dot = replica5.scores(q["SD"], q["SDnorm"], QUERY, cosine=False)
+    dot = sparse_terms.scores(q["SD"], q["SDnorm"], QUERY, cosine=False)
     assert dot.tolist() == pytest.approx([4.0, 3.0, 0.0])
-    cos = replica5.scores(q["SD"], q["SDnorm"], QUERY, cosine=True)
+    cos = sparse_terms.scores(q["SD"], q["SDnorm"], QUERY, cosine=True)
     # turn 0: 4 / (sqrt(8 + 27) * sqrt(3)); turn 1: the query itself
     assert cos.tolist() == pytest.approx([4 / (35**0.5 * 3**0.5), 1.0, 0.0])
 
 
 def test_dot_favours_the_long_turn_and_cosine_the_exact_one():
     """The reason the harness has both rows: longer turns pool more features."""
-    assert replica5.sparse_alone(_question(), cosine=False)[0] == 0
-    assert replica5.sparse_alone(_question(), cosine=True)[0] == 1
+    assert sparse_terms.sparse_alone(_question(), cosine=False)[0] == 0
+    assert sparse_terms.sparse_alone(_question(), cosine=True)[0] == 1
 
 
 def test_the_cache_round_trips_and_shares_one_array(tmp_path: Path):
     """Reloaded vectors are views of one array per key (the round-5 harness sliced a fresh
     full copy per text and was OOM-killed at 24 GB)."""
     path = tmp_path / "sparse.npz"
-    cache = replica5.SparseCache(path)
+    cache = sparse_terms.SparseCache(path)
     cache.vectors = {"a turn": TURNS[0], "a question": QUERY}
     cache.save()
-    loaded = replica5.SparseCache(path)
+    loaded = sparse_terms.SparseCache(path)
     assert list(loaded.vectors) == ["a turn", "a question"]
     for text, (idx, val) in cache.vectors.items():
         assert loaded.vectors[text][0].tolist() == idx.tolist()

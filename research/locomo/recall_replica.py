@@ -1,7 +1,7 @@
 """Recall ideas tried on a replica of XMemo's ranking, before any of them is built.
 
 Usage (with a vector cache from `xmemo bench locomo --cache DIR`):
-    .venv/bin/python -m xmemo.bench.locomo.replica --data ../shared/data/locomo/locomo_dev.json --cache DIR
+    .venv/bin/python -m research recall-replica --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
 Each conversation is stored through the real `remember` (the bench's `XMemoSystem`);
 each question's lexical candidates come from the real store (tolerant leg, context
@@ -19,14 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import relevance
-from ...config import RetrievalSettings, Settings
-from ...embedding import make_embedder
-from ...retrieval import boost_groups, discount_hubs, fuse, hubness
-from ...store.base import Candidates, Hit
-from ...tools import _read_filter
-from . import data
-from .system import VectorCache, XMemoSystem
+from xmemo import relevance
+from xmemo.config import RetrievalSettings, Settings
+from xmemo.embedding import make_embedder
+from xmemo.retrieval import boost_groups, discount_hubs, fuse, hubness
+from xmemo.store.base import Candidates, Hit
+from xmemo.tools import _read_filter
+from xmemo.bench.locomo import data
+from xmemo.bench.locomo.system import VectorCache, XMemoSystem
 
 SETTINGS = Settings().part(RetrievalSettings)
 K = SETTINGS.semantic_candidates

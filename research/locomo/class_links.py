@@ -1,7 +1,7 @@
-"""Fourth-round recall ideas (issue 16, part 3) on the replica of `recall`'s ranking.
+"""Does anything without an LLM link a class a question names to the members that answer it (GloVe, the store's co-occurrence)?
 
 Usage (a vector cache from `xmemo bench locomo --cache DIR`; 16 minutes on a loaded 2-core machine):
-    .venv/bin/python -m xmemo.bench.locomo.replica4 --data ../shared/data/locomo/locomo_dev.json --cache DIR
+    .venv/bin/python -m research class-links --data ../shared/data/locomo/locomo_dev.json --cache DIR
 
 The question is whether anything without an LLM links a class in the question ("books",
 "outdoor activities") to the members that answer it ("Dune", "went fishing"), the link
@@ -17,7 +17,7 @@ Then links replayed: turns sharing a rare word with one of the first hits (what 
 kept per holder at write time would give), combinations with the third round's near-misses (session-level BM25, date-aware),
 a group weight that adapts to how spread the top 10 is, and more semantic candidates.
 Figures for deciding what to build; each row prints R@10 on both halves (even / odd
-conversations), the rule `replica.grid` uses to keep a constant."""
+conversations), the rule `recall_replica.grid` uses to keep a constant."""
 
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import replica
-from .replica import TIME_WORDS, WHEN, location_of, ranked, recall10
+from . import recall_replica
+from .recall_replica import TIME_WORDS, WHEN, location_of, ranked, recall10
 
 # `recall` as the fourth round found it: before the sixth round's hub discount, so its rows stay reproducible
-SETTINGS = replica.SETTINGS.model_copy(update={"hub_weight": 0.0})
+SETTINGS = recall_replica.SETTINGS.model_copy(update={"hub_weight": 0.0})
 
 
 def fused(q: dict, cos: np.ndarray | None = None, settings=None) -> dict[int, float]:
-    return replica.fused(q, cos, SETTINGS if settings is None else settings)
+    return recall_replica.fused(q, cos, SETTINGS if settings is None else settings)
 
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _QUESTION_WORDS = {"did", "does", "do", "what", "which", "who", "whom", "when", "where", "why", "how", "has", "have", "had"}
@@ -88,7 +88,7 @@ class Lexicon:
 
 
 def lexicon(q: dict) -> Lexicon:
-    return replica.per_conversation(q, "lexicon", lambda: Lexicon(q))
+    return recall_replica.per_conversation(q, "lexicon", lambda: Lexicon(q))
 
 
 class Glove:
@@ -172,9 +172,9 @@ def linked(q: dict, score: dict[int, float], hits: int, max_df: int, weight: flo
 
 def session_scores(q: dict) -> np.ndarray:
     """Each turn's session's min-max scaled BM25 against the query (the third round's idea)."""
-    index, of, n = replica.session_index(q)
-    s = replica.bm25s_scores(index, q["text"], n)
-    return (replica.minmax(s) if s.max() > s.min() else np.zeros(n))[of]
+    index, of, n = recall_replica.session_index(q)
+    s = recall_replica.bm25s_scores(index, q["text"], n)
+    return (recall_replica.minmax(s) if s.max() > s.min() else np.zeros(n))[of]
 
 
 def combined(
@@ -208,11 +208,11 @@ def semantic_candidates(k: int, then):
     """`then(q)` with `k` semantic candidates instead of the setting (60)."""
 
     def run(q: dict) -> list[int]:
-        kept, replica.K = replica.K, k
+        kept, recall_replica.K = recall_replica.K, k
         try:
             return then(q)
         finally:
-            replica.K = kept
+            recall_replica.K = kept
 
     return run
 
@@ -269,7 +269,7 @@ def print_pairs(vectors: Glove) -> None:
 def stack_grid(questions: list[dict], vectors: Glove | None) -> None:
     """R@10 of every on/off stack of session BM25 (0.5, with group weight 0.2; else group 0.5),
     GloVe expansion (0.1), the date-aware gain (0.2) and links (0.3), overall and on each half;
-    the rule of `replica.grid`: the best stack overall, kept only if each half picks it too."""
+    the rule of `recall_replica.grid`: the best stack overall, kept only if each half picks it too."""
     print("\n| session BM25 | GloVe | date-aware | links | R@10 | multi-hop | even half | odd half |\n|---|---|---|---|---|---|---|---|")
     rows = []
     for session in (0.0, 0.5):
@@ -302,7 +302,7 @@ def main() -> None:
         return print_pairs(vectors)
     if vectors is None:
         print("GloVe rows skipped (no --glove-words / --glove-vectors)\n")
-    questions = replica.collect(args.data, args.cache)
+    questions = recall_replica.collect(args.data, args.cache)
     if args.stack_grid:
         return stack_grid(questions, vectors)
     cats = sorted({q["category"] for q in questions})
