@@ -316,8 +316,8 @@ def markdown(report: dict[str, Any]) -> str:
         ]
         lines.append(markdown_table(["list", *PACK_COLUMNS], rows))
         lines.append(f"Empty packs on answerable questions: {pack['empty_on_answerable']}; "
-                     f"mean pack tokens {pack['tokens']}, of which irrelevant {pack['irrelevant_tokens']} "
-                     f"({pack['irrelevant_tokens_answerable']} on answerable questions).")
+                     f"mean pack tokens {_fmt(pack['tokens'])}, of which irrelevant {_fmt(pack['irrelevant_tokens'])} "
+                     f"({_fmt(pack['irrelevant_tokens_answerable'])} on answerable questions).")
         lines.append("")
         lines.append("By question language (pack):")
         lines.append("")
