@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 import tempfile
@@ -387,9 +388,21 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def command() -> str:
+    """The command as typed, after the retrieval settings given in the environment (only
+    those: no other variable, which might hold a secret, is ever written)."""
+    from .locomo import RETRIEVAL_SETTINGS
+
+    names = {f"XMEMO_{name.upper()}" for name in RETRIEVAL_SETTINGS}
+    env = [f"{k}={shlex.quote(v)}" for k, v in sorted(os.environ.items()) if k in names]
+    argv = sys.argv[3:] if sys.argv[1:3] == ["bench", "notes"] else []
+    return " ".join([*env, "xmemo bench notes", *map(shlex.quote, argv)])
+
+
 def run(args: argparse.Namespace) -> int:
     from ..config import Settings
     from ..embedding import make_embedder
+    from .locomo import RETRIEVAL_SETTINGS
 
     settings = Settings(**({"embedder": args.embedder} if args.embedder else {}))
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
@@ -405,7 +418,8 @@ def run(args: argparse.Namespace) -> int:
         report = measure(corpus, settings, embedder, args.split, factory, progress=not args.no_progress, limit=args.limit)
         semantic = factory.semantic() if factory is not None else ("on" if embedder is not None else "off: no embedder")
     report["run"] = {
-        "command": "xmemo bench notes " + shlex.join(sys.argv[3:]) if sys.argv[1:3] == ["bench", "notes"] else "xmemo bench notes",
+        "command": command(),
+        "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
         "split": args.split, "limit": args.limit, "store": label, "embedder": settings.embedder, "semantic": semantic,
         "corpus": str(args.corpus),
     }
