@@ -337,6 +337,11 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def rows_json(rows: Sequence[dict[str, Any]]) -> str:
+    """The raw rows, one question a line (small enough to keep beside the report)."""
+    return "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n]\n"
+
+
 def _fmt(value) -> str:
     return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
 
@@ -428,7 +433,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         rows = report.pop("rows")
         save(args.out, "report", report, text)
-        (args.out / "questions.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+        (args.out / "questions.json").write_text(rows_json(rows))
         (args.out / "curve.svg").write_text(svg(report))
         (args.out / "command.txt").write_text(report["run"]["command"] + "\n")
         print(f"saved {args.out / 'questions.json'}, curve.svg and command.txt")
