@@ -116,3 +116,16 @@ def test_one_split_only(tmp_path: Path, capsys):
                  "--out", str(tmp_path / "o")]) == 0
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert list(report["splits"]) == ["heldout"]
+
+
+def test_a_slice_of_the_shipped_corpus(tmp_path: Path, capsys):
+    """The shipped corpus loads through the real tools and its held-out questions are asked as judged."""
+    from xmemo.bench.notes import load
+
+    out = tmp_path / "slice"
+    assert main(["bench", "notes", "--no-progress", "--embedder", "none", "--split", "heldout", "--limit", "4",
+                 "--out", str(out)]) == 0
+    rows = json.loads((out / "questions.json").read_text())
+    judged = {q.id: q for q in load().questions}
+    assert len(rows) == 4 and all(r["split"] == "heldout" and r["judgments"] == judged[r["id"]].judgments for r in rows)
+    assert list(json.loads((out / "report.json").read_text())["splits"]) == ["heldout"]
