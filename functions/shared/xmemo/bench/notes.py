@@ -34,6 +34,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .. import tools
+from ..auth import principal_from_claims
+from ..models import ContextInput, RecallInput, RememberInput
+from ..services import Services
+from ..store.sqlite import SQLiteStore
 from ._report import markdown_table, save
 
 CORPUS = Path(__file__).with_name("notes_corpus.json")
@@ -197,55 +202,44 @@ class NotesStore:
     """One fresh store and owner holding the corpus, read through the real tools."""
 
     def __init__(self, settings, embedder, folder: Path, store=None):
-        from .. import tools
-        from ..auth import principal_from_claims
-        from ..models import RememberInput
-        from ..services import Services
-        from ..store.sqlite import SQLiteStore
-
-        self.tools = tools
         self.store = store or SQLiteStore(folder / "xmemo.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight)
         self.clock = _Clock(datetime.now().astimezone())
         self.svc = Services(settings, self.store, embedder, self.clock)
         scopes = " ".join(f"{settings.resource_server}/memory:{s}" for s in ("read", "write"))
         self.principal = principal_from_claims({"sub": "bench-notes", "scope": scopes}, settings.resource_server)
         self.ids: dict[str, str] = {}  # reference -> note id
-        self._remember_input = RememberInput
 
     def remember(self, note: Note) -> None:
         self.clock.now = note.at
-        result = self.tools.remember(
-            self.svc, self.principal, self._remember_input(content=note.content, type=note.type, location=note.location)
-        )
+        result = tools.remember(self.svc, self.principal, RememberInput(content=note.content, type=note.type, location=note.location))
         self.ids[result.memory.reference] = note.id
 
     def after(self, moment: datetime) -> None:
         """Reads happen after the last note was written."""
         self.clock.now = moment
 
-    def context(self, query: str):
-        from ..models import ContextInput
-
-        result = self.tools.recall_context(self.svc, self.principal, ContextInput(query=query))  # the default budget
+    def context(self, query: str) -> tuple[list[tuple[str | None, float, int]], dict[str, Any]]:
+        result = tools.recall_context(self.svc, self.principal, ContextInput(query=query))  # the default budget
         return [(self.ids.get(i.reference), i.score, i.tokens) for i in result.items], result.retrieval_plan
 
     def recall(self, query: str, limit: int | None = None) -> list[tuple[str | None, float]]:
-        from ..models import RecallInput
-
         inp = RecallInput(query=query) if limit is None else RecallInput(query=query, limit=limit)
-        return [(self.ids.get(h.reference), h.score) for h in self.tools.recall(self.svc, self.principal, inp).results]
+        return [(self.ids.get(h.reference), h.score) for h in tools.recall(self.svc, self.principal, inp).results]
 
     def close(self) -> None:
         self.store.close()
 
 
-def ask(store: NotesStore, questions: Sequence[Question], progress: bool = False) -> list[dict[str, Any]]:
-    """Every question through `recall_context` and `recall`; one raw row each."""
+def ask(store: NotesStore, questions: Sequence[Question], progress: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every question through `recall_context` and `recall`: one raw row each, and the
+    retrieval plan of the first pack (the report names what ran)."""
     from tqdm import tqdm
 
-    rows = []
+    rows: list[dict[str, Any]] = []
+    plan: dict[str, Any] = {}
     for q in tqdm(questions, desc="notes", unit="question", disable=not progress, leave=False):
-        pack, _plan = store.context(q.query)
+        pack, pack_plan = store.context(q.query)
+        plan = plan or pack_plan
         hits = store.recall(q.query)
         pool = store.recall(q.query, CURVE_LIMIT)
         rows.append({
@@ -255,7 +249,7 @@ def ask(store: NotesStore, questions: Sequence[Question], progress: bool = False
             "pack_ranked": [[ref, score] for ref, score, _ in pack],
             "recall_ranked": [[ref, score] for ref, score in pool],
         })
-    return rows
+    return rows, plan
 
 
 def measure(corpus: Corpus, settings, embedder, split: str = "both", store_factory: Callable[[Path], Any] | None = None,
@@ -270,8 +264,7 @@ def measure(corpus: Corpus, settings, embedder, split: str = "both", store_facto
             for note in corpus.notes:
                 store.remember(note)
             store.after(max(n.at for n in corpus.notes).replace(hour=23, minute=59))
-            _, plan = store.context(questions[0].query) if questions else (None, {})
-            rows = ask(store, questions, progress)
+            rows, plan = ask(store, questions, progress)
         finally:
             store.close()
     splits = {}
