@@ -46,6 +46,7 @@ SPLITS = ("dev", "heldout")
 CUTS = tuple(round(i / 20, 2) for i in range(21))  # relative cuts 0.00, 0.05, … 1.00
 CURVE_LIMIT = 20  # recall's upper bound: the pool the recall curve cuts
 NDCG_K = 5
+GOAL_PRECISION, GOAL_RECALL = 0.70, 0.95  # the pack's goals on the held-out half (shaded in the plot)
 
 
 # ---------------------------------------------------------------------------------------
@@ -340,33 +341,38 @@ def _fmt(value) -> str:
 
 
 def svg(report: dict[str, Any]) -> str:
-    """Precision against recall as the relative cut moves, one line per split and list."""
+    """Precision against recall as the relative cut moves, one line per split and list; the
+    recall axis starts at the tenth below the lowest point, and the goal corner (precision
+    >= 0.70, recall >= 0.95) is shaded."""
     width, height, pad = 640, 480, 60
     colours = {("dev", "pack"): "#1f77b4", ("dev", "recall@20"): "#aec7e8", ("heldout", "pack"): "#d62728", ("heldout", "recall@20"): "#ff9896"}
-    x = lambda v: pad + v * (width - 2 * pad)  # noqa: E731
+    curves = [
+        (split, key, [(p["recall"], p["precision"]) for p in points if p["recall"] is not None and p["precision"] is not None])
+        for split, figures in report["splits"].items() for key, points in figures["curve"].items()
+    ]
+    low = min([math.floor(r * 10) / 10 for _, _, pts in curves for r, _ in pts] + [0.9])
+    x = lambda v: pad + (v - low) / (1 - low) * (width - 2 * pad)  # noqa: E731
     y = lambda v: height - pad - v * (height - 2 * pad)  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
              f'<rect width="{width}" height="{height}" fill="white"/>',
-             f'<text x="{width / 2}" y="20" text-anchor="middle">Precision against recall as the relative cut moves (0 to 1)</text>',
-             f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(0)}" stroke="black"/>',
-             f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(0)}" y2="{y(1)}" stroke="black"/>',
+             f'<rect x="{x(GOAL_RECALL):.1f}" y="{y(1):.1f}" width="{x(1) - x(GOAL_RECALL):.1f}" height="{y(GOAL_PRECISION) - y(1):.1f}" fill="#e5f5e0"/>',
+             f'<text x="{width / 2}" y="20" text-anchor="middle">Precision against recall as the relative cut moves (0 to 1); shaded: the goal</text>',
+             f'<line x1="{x(low)}" y1="{y(0)}" x2="{x(1)}" y2="{y(0)}" stroke="black"/>',
+             f'<line x1="{x(low)}" y1="{y(0)}" x2="{x(low)}" y2="{y(1)}" stroke="black"/>',
              f'<text x="{width / 2}" y="{height - 15}" text-anchor="middle">recall (answers found / answers judged)</text>',
              f'<text x="15" y="{height / 2}" text-anchor="middle" transform="rotate(-90 15 {height / 2})">precision (relevant / kept)</text>']
-    for tick in (0, 0.2, 0.4, 0.6, 0.8, 1.0):
-        parts.append(f'<text x="{x(tick)}" y="{y(0) + 16}" text-anchor="middle">{tick:.1f}</text>')
-        parts.append(f'<text x="{x(0) - 8}" y="{y(tick) + 4}" text-anchor="end">{tick:.1f}</text>')
-        parts.append(f'<line x1="{x(0)}" y1="{y(tick)}" x2="{x(1)}" y2="{y(tick)}" stroke="#eee"/>')
-    legend = 0
-    for split, figures in report["splits"].items():
-        for key, points in figures["curve"].items():
-            colour = colours.get((split, key), "black")
-            pts = [(p["recall"], p["precision"]) for p in points if p["recall"] is not None and p["precision"] is not None]
-            parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{" ".join(f"{x(r):.1f},{y(p):.1f}" for r, p in pts)}"/>')
-            for r, p in pts:
-                parts.append(f'<circle cx="{x(r):.1f}" cy="{y(p):.1f}" r="2.5" fill="{colour}"/>')
-            parts.append(f'<rect x="{x(0) + 10}" y="{y(1) + 6 + legend * 16}" width="12" height="4" fill="{colour}"/>')
-            parts.append(f'<text x="{x(0) + 28}" y="{y(1) + 12 + legend * 16}">{split}: {key}</text>')
-            legend += 1
+    for i in range(11):
+        tick = i / 10
+        parts.append(f'<text x="{x(low) - 8}" y="{y(tick) + 4}" text-anchor="end">{tick:.1f}</text>')
+        parts.append(f'<line x1="{x(low)}" y1="{y(tick)}" x2="{x(1)}" y2="{y(tick)}" stroke="#eee"/>')
+    for i in range(round(low * 10), 11):
+        parts.append(f'<text x="{x(i / 10):.1f}" y="{y(0) + 16}" text-anchor="middle">{i / 10:.1f}</text>')
+    for legend, (split, key, pts) in enumerate(curves):
+        colour = colours.get((split, key), "black")
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{" ".join(f"{x(r):.1f},{y(p):.1f}" for r, p in pts)}"/>')
+        parts += [f'<circle cx="{x(r):.1f}" cy="{y(p):.1f}" r="2.5" fill="{colour}"/>' for r, p in pts]
+        parts.append(f'<rect x="{x(low) + 10}" y="{y(1) + 6 + legend * 16}" width="12" height="4" fill="{colour}"/>')
+        parts.append(f'<text x="{x(low) + 28}" y="{y(1) + 12 + legend * 16}">{split}: {key}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
