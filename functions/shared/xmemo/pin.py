@@ -78,8 +78,8 @@ def mismatch(store: str, recorded: Pin, current: Pin) -> str | None:
     neither reads nor writes vectors."""
     if not current.vectors or not recorded.vectors or recorded.same_vectors(current):
         return None
+    back = " (or set XMEMO_EMBEDDER back to the store's)" if recorded.embedder != current.embedder else ""
     return (
         f"{store} holds vectors of {recorded.describe()}, but this process embeds with {current.describe()}: "
-        f"vectors of two models do not compare. Run `{REINDEX}` to re-embed every memory with {current.embedder}, "
-        f"or set XMEMO_EMBEDDER back to the store's embedder"
+        f"vectors of two models do not compare. Run `{REINDEX}` to re-embed every memory with {current.embedder}{back}"
     )

@@ -3,7 +3,7 @@ plugin check, so the mapping decides): the index's `_meta` records the embedder'
 dimension and model-file digest and the ranking profile; an index holding another model
 file's vectors is refused, naming both and `xmemo reindex`; `xmemo reindex` re-embeds every
 memory into a new index behind the alias, and an interrupted run leaves the alias and every
-memory where they were. (The embedded store's side is tests/unit/test_pin.py.)"""
+memory where they were. (The embedded store's side is tests/unit/test_store_pin.py.)"""
 
 from __future__ import annotations
 

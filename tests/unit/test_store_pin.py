@@ -2,7 +2,7 @@
 loaded, the embedded store records the embedder (name, digest, dimension) and the ranking
 profile it was made with, refuses another embedder naming both and `xmemo reindex`, and
 `xmemo reindex` re-embeds every memory, resuming after an interruption with nothing lost.
-(The OpenSearch side is tests/opensearch/test_pin.py.)"""
+(The OpenSearch side is tests/opensearch/test_index_pin.py.)"""
 
 from __future__ import annotations
 
