@@ -17,6 +17,7 @@ import json
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -150,6 +151,20 @@ def fts_query(terms: list[str], *, strict: bool, context: bool = True) -> str:
     return f"{column} : (" + quoted('"' + t.replace('"', '""') + '"' for t in terms) + ")"
 
 
+@contextmanager
+def _immediate(conn: sqlite3.Connection):
+    """One `BEGIN IMMEDIATE` transaction (it waits out the busy timeout): committed when the
+    block ends, rolled back when it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def _busy(exc: sqlite3.OperationalError) -> bool:
     """Another connection holds the lock past our wait: the store is busy, not broken."""
     return "locked" in str(exc) or "busy" in str(exc)
@@ -270,8 +285,7 @@ class SQLiteStore:
         columns = [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
         if "context" in columns:
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate(conn):
             conn.execute("DROP TABLE memories_fts")
             conn.execute(FTS_TABLE)
             rows = conn.execute(f"SELECT {_COLUMNS} FROM memories").fetchall()
@@ -280,11 +294,6 @@ class SQLiteStore:
             for row in rows:
                 self._index_context(conn, row["rowid"])
             conn.execute("UPDATE meta SET value = 2 WHERE key = 'schema'")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     # -- the pin: which embedder's vectors the file holds ------------------------------------
     def recorded_pin(self) -> Pin | None:
@@ -333,20 +342,10 @@ class SQLiteStore:
         self._set_pin(current)
 
     def _set_pin(self, pin: Pin, *, finished_reindex: bool = False) -> None:
-        def tx(conn: sqlite3.Connection) -> None:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute("INSERT OR REPLACE INTO store_pin (key, value) VALUES ('pin', ?)", (json.dumps(pin.to_json()),))
-                if finished_reindex:
-                    conn.execute("DELETE FROM store_pin WHERE key = 'reindex'")
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-        with self._lock:
-            tx(self._conn)
+        with self._lock, _immediate(self._conn) as conn:
+            conn.execute("INSERT OR REPLACE INTO store_pin (key, value) VALUES ('pin', ?)", (json.dumps(pin.to_json()),))
+            if finished_reindex:
+                conn.execute("DELETE FROM store_pin WHERE key = 'reindex'")
 
     # -- `xmemo reindex`: every memory re-embedded, a batch per transaction --------------------
     def _reindexed_up_to(self, to: Pin) -> int:
