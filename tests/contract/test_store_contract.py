@@ -302,3 +302,14 @@ def test_token_states_are_stored_with_remember_and_read_within_the_read_filter(s
     assert store.token_states(refs, read_filter(alice, clock(), include_temporary=True)) == {a: want[a], t: want[t]}
     assert store.token_states(refs, read_filter(bob, clock())) == {b: want[b]}
     assert store.token_states([], read_filter(alice, clock())) == {}
+
+
+# -- the ranking profile ------------------------------------------------------------------------
+def test_every_retrieval_plan_names_the_ranking_profile(svc, person):
+    from xmemo.ranking_profile import PROFILE
+
+    alice = person("alice")
+    remember(svc, alice, "The ferry to the island leaves at nine")
+    for result in (tools.recall(svc, alice, RecallInput(query="ferry")), tools.search_memory(svc, alice, SearchInput(query="ferry")),
+                   tools.recall_context(svc, alice, ContextInput(query="ferry"))):
+        assert result.retrieval_plan["profile"] == {"name": PROFILE.name, "version": PROFILE.version}

@@ -51,10 +51,11 @@ def test_a_cluster_without_knn_runs_lexical_only_and_says_why(osmem_clone, clock
     assert tools.search_memory(svc, ALICE, SearchInput(query="release train")).retrieval_plan["semantic"] == {"used": False}
 
 
-@pytest.mark.parametrize("index_dimension, reason", [(None, "no vector field"), (8, "holds 8-d vectors")])
+@pytest.mark.parametrize("index_dimension, reason", [(None, "no vector field")])
 def test_an_index_without_this_embedders_vectors_runs_lexical_only(osmem_clone, clock, index_dimension, reason):
-    """Serverless skips the plugin check, so the mapping decides: no vector field, or
-    vectors of another size (a changed embedder) — and writes leave the vector out."""
+    """Serverless skips the plugin check, so the mapping decides: no vector field — and
+    writes leave the vector out. (Vectors of another embedder are refused instead:
+    tests/opensearch/test_index_pin.py.)"""
     svc = services(osmem_clone.url, clock, opensearch_service="aoss", opensearch_refresh="true")
     init(svc.store.client, IndexPlan(svc.store.alias, index_dimension, serverless=True, replicas=0))
     stored = tools.remember(svc, ALICE, RememberInput(content="Invoices go out on the first business day"))

@@ -1,6 +1,6 @@
 """The embedder's name and dimension are part of the index version (issue 13): a store
 opened with embedder A and then with B (another model, or another size) does not mix
-their vectors. B's store runs lexical-only and says what to run; `migrate` creates the
+their vectors. B's store refuses, naming both and `xmemo reindex`; `migrate` creates the
 next versioned index and re-embeds every memory with B, or refuses (alias untouched) when
 the process cannot embed. On osmem-server, which stores `knn_vector` fields but has no
 k-NN search; Serverless mode skips the plugin check, so the mapping decides."""
@@ -14,6 +14,7 @@ from xmemo import tools
 from xmemo.auth import principal_from_claims
 from xmemo.config import Settings
 from xmemo.embedding import passage_embeddings
+from xmemo.errors import StoreMismatch
 from xmemo.models import RecallInput, RememberInput
 from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore
@@ -60,12 +61,13 @@ def test_a_store_opened_with_embedder_a_then_b(osmem_clone, clock, b_name, b_dim
 
     b_embedder = Constant(b_name, b_dimension, 0.25)
     b = services(osmem_clone.url, clock, b_embedder)
-    stored = tools.remember(b, ALICE, RememberInput(content="Ann: and the museum after lunch", location="chat/1"))
-    plan = tools.recall(b, ALICE, RecallInput(query="museum")).retrieval_plan
-    reason = plan["semantic"]["unavailable"]
-    assert "run `xmemo opensearch migrate`" in reason
-    assert ("vectors of model-a" in reason) if b_name == "model-b" else ("holds 4-d vectors" in reason)
-    assert vectors(b)[stored.memory.content] is None  # no vector of B among A's
+    for call in (lambda: tools.remember(b, ALICE, RememberInput(content="Ann: and the museum after lunch", location="chat/1")),
+                 lambda: tools.recall(b, ALICE, RecallInput(query="museum"))):
+        with pytest.raises(StoreMismatch) as refused:  # refused, naming both and the command that re-embeds
+            call()
+        assert "model-a (4-d)" in refused.value.message and f"{b_name} ({b_dimension}-d)" in refused.value.message
+        assert "`xmemo reindex`" in refused.value.message
+    assert len(vectors(a)) == 2  # nothing of B's written among A's
 
     with pytest.raises(RuntimeError, match="run `xmemo opensearch migrate`"):
         migrate(b.store.client, b.store.plan)  # this process cannot embed: refused
@@ -74,7 +76,7 @@ def test_a_store_opened_with_embedder_a_then_b(osmem_clone, clock, b_name, b_dim
     b.store.plan.embed = lambda texts: passage_embeddings(b_embedder, texts)  # vectors, and no states from this embedder
     moved = migrate(b.store.client, b.store.plan)
     target = f"xmemo-memories-v7-{b_name}-{b_dimension}"
-    assert (moved["to"], moved["copied"], moved["re_embedded"]) == (target, 3, True)
+    assert (moved["to"], moved["copied"], moved["re_embedded"]) == (target, 2, True)
     assert alias_targets(b.store.client, "xmemo-memories") == [target]
     assert set(map(tuple, vectors(b).values())) == {(0.25,) * b_dimension}  # every memory re-embedded with B
 

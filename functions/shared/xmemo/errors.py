@@ -61,3 +61,11 @@ class StoreUnavailable(XMemoError):
     def __init__(self, message: str = "the memory store did not answer in time", retry_after: int = 2):
         super().__init__(message, {"retry_after_seconds": retry_after})
         self.retry_after = retry_after
+
+
+class StoreMismatch(XMemoError):
+    """The store (or the model file) was made with another embedder than this process runs:
+    vectors of two models are not comparable, so the store is not opened until it is
+    re-embedded (`xmemo reindex`). A deployment error, not a caller's: it maps to 500."""
+
+    code = "internal"

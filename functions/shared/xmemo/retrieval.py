@@ -10,6 +10,7 @@ from typing import Any
 from . import text
 from .config import RetrievalSettings
 from .models import Memory
+from .ranking_profile import PROFILE
 from .store.base import Candidates, Hit
 from .store.records import context_group
 
@@ -37,6 +38,7 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "profile": PROFILE.identity(),
             "lexical": self.lexical,
             "semantic": self.semantic,
             "fusion": self.fusion,

@@ -37,8 +37,11 @@ class Services:
         self.packing = self.settings.part(PackingSettings)
 
 
-def make_store(settings: Settings) -> MemoryStore:
+def make_store(settings: Settings, *, reindexing: bool = False) -> MemoryStore:
+    """The configured store, checked against the embedder it was made with (`xmemo.pin`):
+    a mismatch refuses (`StoreMismatch`) unless `reindexing` (`xmemo reindex`)."""
     if settings.store == "sqlite":
+        from .pin import current_pin
         from .store.sqlite import SQLiteStore
 
         return SQLiteStore(
@@ -47,6 +50,8 @@ def make_store(settings: Settings) -> MemoryStore:
             context_weight=settings.context_weight,
             cache_mib=settings.sqlite_cache_mib,
             mmap_mib=settings.sqlite_mmap_mib,
+            pin=current_pin(settings.embedder, settings.part(BedrockSettings)),
+            reindexing=reindexing,
         )
     from .store.opensearch import OpenSearchStore  # the AWS backend
 

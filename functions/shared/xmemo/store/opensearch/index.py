@@ -28,6 +28,8 @@ on every query (`read_cost`).
 v6: `vector_bytes`, the memory's vector packed as base64 float32 (`queries.packed_vector`),
 returned with the semantic leg's hits so the store can discount hubs as the embedded store
 does (`retrieval.discount_hubs`); the `embedding` array as JSON is about 4× longer.
+Since v7 `_meta` also records the embedder's model-file digest and the ranking profile
+(`xmemo.pin`; added to an index of v7 made before, on first open, without a new version).
 v7: `token_states`, the memory's token states (`late.TokenStates.to_bytes()`, base64), read
 for the pool of each query by `recall`'s late-interaction leg, as the embedded store keeps
 them in its `memory_states` table (never returned to callers, never indexed)."""
@@ -74,12 +76,15 @@ _DATE = {"type": "date", "format": "strict_date_optional_time||epoch_millis"}
 _STRICT = {"type": "text", "analyzer": "xm_words", "fields": {"cjk": {"type": "text", "analyzer": "xm_cjk"}}}
 
 
-def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | None = None) -> dict[str, Any]:
+def mappings(
+    dimension: int | None, knn_engine: str = "lucene", embedder: str | None = None, digest: str | None = None
+) -> dict[str, Any]:
     """Strict mappings: keyword fields for every filter, dates, the search text (strict
     search), the tolerant leg's ranked terms (`records.ranked_terms`), the neighbours'
     terms and the content stored but not indexed,
     and a `knn_vector` whose dimension comes from the embedder (omitted when there is none).
-    `_meta` names the mapping version and the embedder whose vectors the index holds."""
+    `_meta` names the mapping version, the ranking profile the index was created under and
+    the embedder whose vectors it holds: name, dimension and model-file digest (`xmemo.pin`)."""
     props: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
     props.update(
         {
@@ -114,10 +119,19 @@ def mappings(dimension: int | None, knn_engine: str = "lucene", embedder: str | 
         }
         props["vector_bytes"] = {"type": "binary"}  # stored in `_source`, never indexed (v6)
         props["token_states"] = {"type": "binary"}  # likewise (v7)
-    meta: dict[str, Any] = {"xmemo_mapping_version": MAPPING_VERSION}
+    meta: dict[str, Any] = {"xmemo_mapping_version": MAPPING_VERSION, **profile_meta()}
     if dimension:
         meta.update({"xmemo_embedder": embedder or "unnamed", "xmemo_dimension": int(dimension)})
+        if digest:
+            meta["xmemo_embedder_digest"] = digest
     return {"dynamic": "strict", "_meta": meta, "properties": props}
+
+
+def profile_meta() -> dict[str, Any]:
+    """The ranking profile an index was created under (`ranking_profile.PROFILE`), in `_meta`."""
+    from ...ranking_profile import PROFILE
+
+    return {"xmemo_profile": PROFILE.name, "xmemo_profile_version": PROFILE.version}
 
 
 def index_body(
@@ -127,13 +141,14 @@ def index_body(
     serverless: bool = False,
     replicas: int = 1,
     embedder: str | None = None,
+    digest: str | None = None,
 ) -> dict[str, Any]:
     """The create-index body. Serverless manages shards and replicas itself and rejects
     those settings, so they are left out there."""
     index: dict[str, Any] = {"knn": bool(dimension)}
     if not serverless:
         index.update({"number_of_shards": 1, "number_of_replicas": replicas})
-    return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": mappings(dimension, knn_engine, embedder)}
+    return {"settings": {"index": index, "analysis": ANALYSIS}, "mappings": mappings(dimension, knn_engine, embedder, digest)}
 
 
 def vectors_tag(embedder: str | None, dimension: int | None) -> str | None:

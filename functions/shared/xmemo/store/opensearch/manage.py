@@ -32,6 +32,7 @@ class IndexPlan:
     serverless: bool = False
     replicas: int = 1
     embedder: str | None = None
+    digest: str | None = None  # the embedder's model-file sha256 (`xmemo.pin`; None: no file, as for Bedrock)
     embed: Embed | None = None
     context_weight: float = 0.5  # the ratio `records.ranked_terms` writes into every document
     states: bool = True
@@ -44,7 +45,8 @@ class IndexPlan:
 
     def body(self) -> dict[str, Any]:
         return index_body(
-            self.dimension, self.knn_engine, serverless=self.serverless, replicas=self.replicas, embedder=self.embedder
+            self.dimension, self.knn_engine, serverless=self.serverless, replicas=self.replicas, embedder=self.embedder,
+            digest=self.digest,
         )
 
     def name(self) -> str:
@@ -89,15 +91,18 @@ def init(client: Any, plan: IndexPlan, timeout: float = ADMIN_TIMEOUT_S) -> dict
 
 def _vectors(client: Any, source: str, plan: IndexPlan) -> tuple[bool, bool]:
     """(leave the source's vectors behind, re-embed) for a move from `source`. Vectors are
-    kept when the source holds this embedder's (an index of mapping v1 names no embedder:
-    its vectors are trusted when their dimension matches)."""
+    kept when the source holds this embedder's (an index of mapping v1 names no embedder,
+    and one made before digests were recorded names no model file, as a plan may not: what
+    is named on both sides decides)."""
     mapping = next(iter(client.indices.get_mapping(index=source).values())).get("mappings", {})
     field = mapping.get("properties", {}).get("embedding") or {}
     dimension = int(field["dimension"]) if field.get("type") == "knn_vector" else None
-    named = (mapping.get("_meta") or {}).get("xmemo_embedder")
+    meta = mapping.get("_meta") or {}
+    named, digest = meta.get("xmemo_embedder"), meta.get("xmemo_embedder_digest")
     if not plan.dimension:
         return dimension is not None, False
-    if dimension == plan.dimension and named in (None, plan.embedder):
+    same_file = digest is None or plan.digest is None or digest == plan.digest
+    if dimension == plan.dimension and named in (None, plan.embedder) and same_file:
         return False, False
     return True, True
 
@@ -153,6 +158,20 @@ def migrate(client: Any, plan: IndexPlan) -> dict[str, Any]:
     if any(t == current or t.startswith(f"{current}-r") for t in targets):  # `reindex` rebuilds as -r<k>
         return {"action": "none", "alias": plan.alias, "index": current, "reason": f"already at v{MAPPING_VERSION}"}
     return {"action": "migrated", "alias": plan.alias, **_move(client, plan, targets[0], current)}
+
+
+def re_embed(client: Any, plan: IndexPlan) -> dict[str, Any]:
+    """`xmemo reindex` on OpenSearch: the alias moved to an index holding this embedder's
+    vectors. `migrate` when the index version differs (another embedder name or dimension
+    is another index name), `reindex` into `-r<k>` when only the model file differs; nothing
+    when the alias's index already holds this embedder's vectors. Either move re-embeds
+    every memory into the new index and swaps the alias only when the copy is complete."""
+    moved = migrate(client, plan)
+    if moved["action"] != "none":
+        return moved
+    if not plan.dimension or not _vectors(client, alias_targets(client, plan.alias)[0], plan)[1]:
+        return {**moved, "reason": "the index already holds this embedder's vectors"}
+    return reindex(client, plan)
 
 
 def reindex(client: Any, plan: IndexPlan) -> dict[str, Any]:

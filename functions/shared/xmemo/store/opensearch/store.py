@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from ...auth import ReadFilter
-from ...config import OpenSearchSettings, Settings
-from ...errors import StoreUnavailable
+from ...config import BedrockSettings, OpenSearchSettings, Settings
+from ...errors import StoreMismatch, StoreUnavailable
 from ...models import Memory
 from .. import records
 from ..base import Candidates, Hit
@@ -41,16 +41,19 @@ class OpenSearchStore:
         caller: Caller | None = None,
         embedder: str | None = None,
         context_weight: float = 0.5,
+        digest: str | None = None,
     ):
+        """`embedder`, `dimension`, `digest`: the vectors this process makes (`xmemo.pin`)."""
         self.settings = settings
         self.alias = settings.opensearch_alias
         self.dimension = dimension
         self.embedder = embedder if dimension else None
+        self.digest = digest if dimension else None
         self.knn = settings.opensearch_knn and dimension is not None
         self.caller = caller or Caller.from_settings(settings)
         self.plan = IndexPlan(
             self.alias, dimension, settings.opensearch_knn_engine, settings.opensearch_service == "aoss", settings.opensearch_replicas,
-            embedder=self.embedder, context_weight=float(context_weight),
+            embedder=self.embedder, digest=self.digest, context_weight=float(context_weight),
         )
         self.context_weight = float(context_weight)
         self.context_on = True  # off when the index predates the `context` field (mapping v1) or `terms` (v2)
@@ -64,16 +67,19 @@ class OpenSearchStore:
         self._ready = False
         self._lock = threading.RLock()
         self.semantic_off: str | None = None  # why the k-NN leg is off although an embedder is set
+        self.refused: str | None = None  # why the index may not be used: it holds another embedder's vectors
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "OpenSearchStore":
         """No I/O here: the client is created and the index checked on first use."""
-        from ...embedding import embedder_dimension, embedder_identity
+        from ...pin import current_pin
 
+        pin = current_pin(settings.embedder, settings.part(BedrockSettings))
         return cls(
             settings.part(OpenSearchSettings),
-            dimension=embedder_dimension(settings.embedder, settings),
-            embedder=embedder_identity(settings.embedder, settings),
+            dimension=pin.dimension,
+            embedder=pin.embedder if pin.vectors else None,
+            digest=pin.digest,
             context_weight=settings.context_weight,
         )
 
@@ -89,6 +95,8 @@ class OpenSearchStore:
     def _call(self, op: str, fn, deadline: float | None = None):
         if not self._ready:
             self._ensure_index(deadline)
+        if self.refused:
+            raise StoreMismatch(self.refused)
         return self.caller(op, fn, deadline)
 
     def _ensure_index(self, deadline: float | None) -> None:
@@ -114,10 +122,12 @@ class OpenSearchStore:
         """Once, when the store is first used, from the index mapping (and the plugin list):
         - an index without the `context` field (mapping v1) gets no context writes and no
           context query, with one warning naming `xmemo opensearch migrate`;
-        - a cluster without the k-NN plugin, or an index without vectors of this embedder
-          (none, another size, another model), cannot run the semantic leg: the store runs
-          lexical-only and says so (once in the log, and in every plan); no request fails.
-        An answer that does not settle it (refused, timed out) leaves both on: `search`
+        - an index holding another embedder's vectors (another name, size or model file,
+          `_check_pin`) is refused: every later call raises `StoreMismatch`;
+        - a cluster without the k-NN plugin, or an index without a vector field, cannot run
+          the semantic leg: the store runs lexical-only and says so (once in the log, and in
+          every plan); no request fails.
+        A plugin list that does not settle it (refused, timed out) leaves the leg on: `search`
         still turns the leg off if the cluster refuses a k-NN query."""
         from opensearchpy.exceptions import OpenSearchException
 
@@ -165,6 +175,12 @@ class OpenSearchStore:
             self.lengths = False  # documents are written without it; ranking never reads it
         if not self.knn:
             return
+        field = props.get("embedding")
+        vectors = bool(field) and field.get("type") == "knn_vector"
+        if vectors:  # settled by the mapping alone, whatever the plugin list says
+            self._check_pin(int(field.get("dimension", 0)), meta, timeout)
+            if self.refused:
+                return
         reason = None
         try:
             if self.settings.opensearch_service == "es":  # Serverless has no _cat; its collections carry k-NN
@@ -174,26 +190,46 @@ class OpenSearchStore:
         except (OpenSearchException, OSError, ValueError, TypeError) as exc:
             log.info("k-NN capability not settled (%s); the semantic leg stays on", type(exc).__name__)
             return
-        if reason is None:
-            reason = self._vectors_mismatch(props.get("embedding"), meta.get("xmemo_embedder"))
+        if reason is None and not vectors:
+            reason = "the index has no vector field (it was created without an embedder): run `xmemo opensearch migrate`"
         if reason:
             self._semantic_off(reason)
 
-    def _vectors_mismatch(self, field: dict[str, Any] | None, named: str | None) -> str | None:
-        """Why the index's vectors are not this embedder's (None: they are)."""
-        if not field or field.get("type") != "knn_vector":
-            return "the index has no vector field (it was created without an embedder): run `xmemo opensearch migrate`"
-        if int(field.get("dimension", 0)) != self.dimension:
-            return (
-                f"the index holds {field.get('dimension')}-d vectors but the embedder makes {self.dimension}-d: "
-                "run `xmemo opensearch migrate` (it re-embeds every memory into a new index version)"
-            )
-        if named is not None and self.embedder is not None and named != self.embedder:
-            return (
-                f"the index holds vectors of {named}, not of {self.embedder}: "
-                "run `xmemo opensearch migrate` (it re-embeds every memory into a new index version)"
-            )
-        return None
+    def _check_pin(self, dimension: int, meta: dict[str, Any], timeout: float) -> None:
+        """Refuse the index (every later call raises `StoreMismatch`) when its vectors are
+        another embedder's than this process's: another name, dimension or model file
+        (`xmemo.pin.mismatch`). An index that names no embedder (mapping v1, or one made
+        without a name) or no model file (made before digests were recorded) is trusted on
+        what it does name, and the digest and profile are recorded in its `_meta` (adopted)."""
+        from ...pin import Pin, mismatch
+
+        current = Pin(self.embedder or "unnamed", self.digest, self.dimension)
+        named = meta.get("xmemo_embedder")
+        recorded = Pin(
+            current.embedder if named in (None, "unnamed") else named,
+            meta.get("xmemo_embedder_digest", current.digest),
+            dimension,
+        )
+        reason = mismatch(f"the OpenSearch index behind {self.alias!r}", recorded, current)
+        if reason:
+            self.refused = reason
+            log.error("store refused: %s", reason)
+        elif self.digest and "xmemo_embedder_digest" not in meta:
+            self._adopt(meta, timeout)
+
+    def _adopt(self, meta: dict[str, Any], timeout: float) -> None:
+        """Record this embedder's digest and the profile in the `_meta` of an index made
+        before they were recorded (its name and dimension matched). `_meta` is replaced
+        whole, so the rest is sent again. A refusal only leaves the record for later."""
+        from opensearchpy.exceptions import OpenSearchException
+
+        from .index import profile_meta
+
+        recorded = {**profile_meta(), **meta, "xmemo_embedder_digest": self.digest}
+        try:
+            self.client.indices.put_mapping(index=self.alias, body={"_meta": recorded}, request_timeout=timeout)
+        except (OpenSearchException, OSError, ValueError, TypeError) as exc:
+            log.info("embedder digest not recorded in the index (%s)", type(exc).__name__)
 
     def _semantic_off(self, reason: str) -> None:
         with self._lock:
