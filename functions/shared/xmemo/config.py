@@ -271,6 +271,15 @@ class RetrievalSettings(_Group):
         "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m xmemo.bench.locomo.replica11`.",
     )
     late_candidates: int = Field(60, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
+    late_pool: int = Field(
+        0,
+        ge=0,
+        le=1000,
+        description="Memories whose token states the late-interaction leg reads and scores: the best this many of the "
+        "fused ranking (a store sends their states with their records, about 1.8 KB each); 0 scores every memory the "
+        "legs fetched (up to lexical + hub_pool × semantic candidates). Chosen with `xmemo bench locomo` "
+        "(docs/retrieval-quality.md).",
+    )
     context_weight: float = Field(
         0.5,
         ge=0,
