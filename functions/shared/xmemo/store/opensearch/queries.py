@@ -30,6 +30,16 @@ SOURCE_EXCLUDES = ["embedding", "vector_bytes", "token_states", "text", "terms",
 # The record itself (content, title, tags, source...) is fetched only for what is returned
 # (`records_search`), so a recall's bytes follow what it returns, not its candidate pool.
 CANDIDATE_FIELDS = ["reference", "created_at", "owner", "team", "location", "bucket", "temporary"]
+# What the store reads of a search's answer (the `filter_path` URL parameter): each hit's
+# score and source, and a failed search's error. The rest (`_index`, `_id`, `sort`, `_shards`,
+# `took`, totals) is about as long as a candidate's source and read by nobody.
+MSEARCH_FILTER = "responses.hits.hits._score,responses.hits.hits._source,responses.error,responses.status"
+SEARCH_FILTER = "hits.hits._source"
+
+
+def hits_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hits of one search's answer (a `filter_path` answer has no `hits` when none matched)."""
+    return answer.get("hits", {}).get("hits", [])
 
 
 # -- documents ---------------------------------------------------------------------------
