@@ -71,10 +71,15 @@ class _Emulator:
                 cos = sum(a * b for a, b in zip(query, vector)) / (_norm(query) * _norm(vector) or 1.0)
                 scored.append(((1.0 + cos) / 2.0, hit))
         scored.sort(key=lambda s: -s[0])
-        excludes = set((search.get("_source") or {}).get("excludes", ()))
-        hits = [{**h, "_score": score, "_source": {k: v for k, v in h["_source"].items() if k not in excludes}}
+        hits = [{**h, "_score": score, "_source": _filtered(h["_source"], search.get("_source") or {})}
                 for score, h in scored[: min(int(search.get("size", 10)), int(clause["k"]))]]
         return {"took": 0, "timed_out": False, "hits": {"max_score": hits[0]["_score"] if hits else None, "hits": hits}}
+
+
+def _filtered(source: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """`_source` filtering as the cluster does it (top-level field names): `includes`, then `excludes`."""
+    includes, excludes = spec.get("includes"), set(spec.get("excludes", ()))
+    return {k: v for k, v in source.items() if (includes is None or k in includes) and k not in excludes}
 
 
 def _norm(v: list[float]) -> float:

@@ -251,6 +251,17 @@ def test_nothing_is_visible_without_holders(store, person, clock):
     assert store.delete(empty) == 0
 
 
+def test_whole_records_by_reference_only_within_the_read_filter(svc, person, clock):
+    """`MemoryStore.memories`: what a read returns of partial candidates, the same records
+    `get` gives, only those the caller may see."""
+    alice, bob = person("alice"), person("bob")
+    a = remember(svc, alice, "The ferry leaves at nine", location="travel", tags=["ferry"]).memory
+    b = remember(svc, bob, "Bob's ferry leaves at ten").memory
+    got = svc.store.memories([a.reference, b.reference, "mem_unknown"], read_filter(alice, clock()))
+    assert got == {a.reference: tools.get_memory(svc, alice, GetInput(reference=a.reference)).memory}
+    assert svc.store.memories([], read_filter(alice, clock())) == {}
+
+
 def test_bulk_import_matches_one_by_one_inserts(store, person, clock):
     from xmemo.ids import new_reference
     from xmemo.models import Memory
@@ -302,6 +313,10 @@ def test_token_states_are_stored_with_remember_and_read_within_the_read_filter(s
     assert store.token_states(refs, read_filter(alice, clock(), include_temporary=True)) == {a: want[a], t: want[t]}
     assert store.token_states(refs, read_filter(bob, clock())) == {b: want[b]}
     assert store.token_states([], read_filter(alice, clock())) == {}
+    # the records of a pool come with the same states, within the same filter (`MemoryStore.memories`)
+    got = store.memories(refs, read_filter(alice, clock(), include_temporary=True), states=True)
+    assert {r: m.token_states for r, m in got.items()} == {a: want[a], t: want[t]}
+    assert got[a].content == texts[0] and store.memories(refs, read_filter(bob, clock()))[b].token_states is None
 
 
 # -- the ranking profile ------------------------------------------------------------------------

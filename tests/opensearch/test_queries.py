@@ -112,8 +112,35 @@ def test_knn_body_puts_the_visibility_filter_inside_the_knn_clause():
         "knn": {"embedding": {"vector": [0.1, 0.2], "k": 7, "filter": {"bool": {"filter": q.visibility_filter(rf())}}}}
     }
     assert "post_filter" not in body
-    # the hits bring their packed vectors back (the hub discount compares them), not the long JSON arrays
-    assert "vector_bytes" not in body["_source"]["excludes"] and {"embedding", "terms"} <= set(body["_source"]["excludes"])
+    # the hits are candidates: what ranking reads, with their packed vectors (the hub discount
+    # compares them), not the long JSON arrays nor the record
+    assert body["_source"] == {"includes": [*q.CANDIDATE_FIELDS, "vector_bytes"]}
+
+
+def test_tolerant_candidates_carry_what_ranking_reads_and_strict_hits_their_records():
+    tolerant = q.lexical_search("garden tomatoes", rf(), 60, strict=False)
+    assert tolerant["_source"] == {"includes": q.CANDIDATE_FIELDS}
+    assert not {"content", "title", "tags", "source", "content_sha256"} & set(q.CANDIDATE_FIELDS)
+    strict = q.lexical_search("garden tomatoes", rf(), 10, strict=True)  # search_memory returns its hits
+    assert strict["_source"] == {"excludes": q.SOURCE_EXCLUDES}
+
+
+def test_records_search_fetches_the_returned_records_within_the_visibility_filter():
+    body = q.records_search(["mem_2", "mem_1", "mem_2"], rf())
+    assert body["size"] == 2 and body["track_total_hits"] is False
+    assert body["query"] == {"bool": {"filter": [*q.visibility_filter(rf()), {"terms": {"reference": ["mem_1", "mem_2"]}}]}}
+    assert body["_source"] == {"excludes": q.SOURCE_EXCLUDES}
+    with_states = q.records_search(["mem_1"], rf(), states=True)["_source"]["excludes"]
+    assert "token_states" not in with_states and "embedding" in with_states and "content" not in with_states
+
+
+def test_a_candidate_document_is_a_partial_memory_with_what_ranking_reads():
+    src = {"reference": "mem_1", "created_at": "2026-01-01T12:00:00.000123Z", "owner": "alice", "team": None,
+           "location": "chat/1", "bucket": "default", "temporary": False}
+    m = q.candidate_from_document(src)
+    assert (m.reference, m.created_at, m.holder, m.location, m.bucket, m.temporary) == (
+        "mem_1", NOW.replace(microsecond=123), "owner:alice", "chat/1", "default", False)
+    assert m.content == ""
 
 
 @given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), max_size=400))

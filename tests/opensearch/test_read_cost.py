@@ -6,6 +6,7 @@ recall_context, get, list), and the k-NN and token-states bodies from their buil
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -25,18 +26,23 @@ pytestmark = pytest.mark.integration
 
 
 class Recording:
-    """A real client that keeps every `_search` body it sends (each body of an `_msearch`)."""
+    """A real client that keeps every `_search` body it sends (each body of an `_msearch`)
+    and every answer, as JSON text."""
 
     def __init__(self, client: OpenSearch):
-        self._client, self.bodies = client, []
+        self._client, self.bodies, self.answers = client, [], []
 
     def search(self, **kw):
         self.bodies.append(kw["body"])
-        return self._client.search(**kw)
+        return self._kept(self._client.search(**kw))
 
     def msearch(self, **kw):
         self.bodies += searches_of(kw["body"])
-        return self._client.msearch(**kw)
+        return self._kept(self._client.msearch(**kw))
+
+    def _kept(self, answer):
+        self.answers.append(json.dumps(answer, ensure_ascii=False))
+        return answer
 
     def __getattr__(self, name):
         return getattr(self._client, name)
@@ -58,8 +64,40 @@ def test_no_read_path_body_grows_with_the_index(osmem_clone, clock):
     tools.recall_context(svc, alice, ContextInput(query="tomatoes at dawn"))
     tools.get_memory(svc, alice, GetInput(reference=ref))
     tools.list_memories(svc, alice, ListInput())
-    assert len(client.bodies) == 5  # recall, search_memory and recall_context one search each (no embedder), get, list
+    # recall and recall_context: the candidates, then the records of those returned; search_memory, get, list: one each
+    assert len(client.bodies) == 7
     assert {i: index_wide(b) for i, b in enumerate(client.bodies) if index_wide(b)} == {}
+    store.close()
+
+
+def test_a_record_crosses_the_wire_only_when_it_is_returned(osmem_clone, clock):
+    """Candidates carry what ranking reads (`queries.CANDIDATE_FIELDS`); the content (and the
+    rest of the record) of a memory comes back only if the read returns it: recall's few
+    results, recall_context's pages. 40 matching memories, 3 returned."""
+    client = Recording(OpenSearch(hosts=[osmem_clone.url]))
+    store = OpenSearchStore.from_settings(Settings(store="opensearch", opensearch_url=osmem_clone.url, opensearch_knn=False, embedder="none"))
+    store._client = client
+    svc = Services(Settings(embedder="none"), store, None, clock)
+    alice = make_principal("alice")
+    contents = [f"Garden log {n:02d}: the tomatoes by the {n}th fence post got water at dawn, " + " ".join(["mulch"] * 40) for n in range(40)]
+    for c in contents:
+        tools.remember(svc, alice, RememberInput(content=c, location="garden"))
+    client.bodies.clear()
+    client.answers.clear()
+    results = tools.recall(svc, alice, RecallInput(query="tomatoes water fence", limit=3)).results
+    assert len(results) == 3 and all(r.content in contents for r in results)
+    candidates, records = client.answers  # two round trips
+    assert not any(c[:20] in candidates for c in contents)  # no content among the 40 candidates
+    hits = json.loads(candidates)["responses"][0]["hits"]["hits"]
+    assert len(hits) == 40 and {key for h in hits for key in h} == {"_score", "_source"}  # no _index, _id, sort
+    assert {key for h in hits for key in h["_source"]} <= set(q.CANDIDATE_FIELDS)
+    assert sorted(c for c in contents if c[:20] in records) == sorted(r.content for r in results)
+    assert client.bodies[1]["size"] == 3
+    client.answers.clear()
+    pack = tools.recall_context(svc, alice, ContextInput(query="tomatoes water fence", max_items=4, max_tokens=12_000))
+    assert pack.budget.used_items == 4
+    sent = [c for c in contents if any(c[:20] in a for a in client.answers)]
+    assert len(sent) == 4  # one page of max_items records: the pack's items
     store.close()
 
 

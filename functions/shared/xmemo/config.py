@@ -271,6 +271,16 @@ class RetrievalSettings(_Group):
         "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m research late-interaction`.",
     )
     late_candidates: int = Field(60, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
+    late_pool: int = Field(
+        120,
+        ge=0,
+        le=1000,
+        description="Memories whose token states the late-interaction leg reads and scores: the best this many of the "
+        "fused ranking (OpenSearch sends their states with their records, about 2.3 KB of base64 each); 0 scores every "
+        "memory the legs fetched (up to lexical + hub_pool × semantic candidates, 300). Chosen with `xmemo bench locomo`: "
+        "the smallest pool measured within 0.005 of the whole pool's R@10 and multi-hop R@10 "
+        "(docs/retrieval-quality.md, \"The late leg's pool\").",
+    )
     context_weight: float = Field(
         0.5,
         ge=0,

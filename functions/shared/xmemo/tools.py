@@ -8,7 +8,8 @@ import hashlib
 import re
 import unicodedata
 from datetime import timedelta
-from typing import Any
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator
 
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import InvalidRequest, NotFound
@@ -136,11 +137,50 @@ def _read_filter(svc: Services, principal: Principal, inp: Any):
     )
 
 
-def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) -> tuple[list[Ranked], Plan]:
+class Records:
+    """The whole records of ranked candidates a store gave as `Candidates.partial` (only what
+    ranking reads): fetched for those a read returns, a page at a time, each once; a
+    candidate forgotten since the search is left out. With whole candidates, a no-op."""
+
+    def __init__(self, svc: Services, rf: Any, partial: bool):
+        self.store, self.rf, self.partial = svc.store, rf, partial
+        self.known: dict[str, Memory] = {}
+
+    def fetch(self, references: list[str], *, states: bool = False) -> dict[str, Memory]:
+        """Whole records (with token states when `states`) of `references`, kept for `fill`."""
+        got = self.store.memories(references, self.rf, states=states)
+        self.known.update(got)
+        return got
+
+    def fill(self, ranked: list[Ranked]) -> list[Ranked]:
+        if not self.partial:
+            return ranked
+        missing = [r.memory.reference for r in ranked if r.memory.reference not in self.known]
+        if missing:
+            self.fetch(missing)
+        out = []
+        for r in ranked:
+            memory = self.known.get(r.memory.reference)
+            if memory is not None:
+                r.memory = memory.model_copy(update={"token_states": None}) if memory.token_states is not None else memory
+                out.append(r)
+        return out
+
+    def pages(self, ranked: list[Ranked], size: int) -> Iterator[Ranked]:
+        """`ranked` whole, in order, fetched `size` at a time as the caller asks for more."""
+        for start in range(0, len(ranked), max(size, 1)):
+            yield from self.fill(ranked[start : start + size])
+
+    def first(self, ranked: list[Ranked], n: int) -> list[Ranked]:
+        return list(islice(self.pages(ranked, n), n))
+
+
+def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) -> tuple[list[Ranked], Plan, Records]:
     """The tolerant retrieval `recall` and `recall_context` share: both legs, fused, and
     nothing when nothing is relevant enough (`xmemo.relevance`). Each leg keeps its
     setting's number of candidates, or `wanted` if more (a large pack); the semantic leg
-    fetches `hub_pool` times that and keeps the best once hubs are discounted."""
+    fetches `hub_pool` times that and keeps the best once hubs are discounted. The ranked
+    memories may be partial: `Records` makes the ones returned whole."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
     s = svc.retrieval
@@ -148,6 +188,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     semantic_k = max(s.semantic_candidates, wanted)
     pool = semantic_k * s.hub_pool if s.hub_weight > 0 else semantic_k
     cands = svc.store.search(inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=pool, strict=False)
+    whole = Records(svc, rf, cands.partial)
     base = relevance.baseline(svc.embedder, vector) if vector is not None else 0.0
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
     every_term = False
@@ -159,9 +200,16 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     fetched = len(cands.semantic)
     in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
-    abbreviated = frozenset() if crowded else frozenset(h.memory.reference for h in cands.semantic if relevance.abbreviates(inp.query, h.memory.content))
+    abbreviated = frozenset()
+    if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
+        contents = {h.memory.reference: h.memory.content for h in cands.semantic}
+        if cands.partial and contents:
+            contents = {r: m.content for r, m in whole.fetch(list(contents)).items()}
+        abbreviated = frozenset(r for r, c in contents.items() if relevance.abbreviates(inp.query, c))
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
-    ranked, late = _late_leg(svc, rf, boost_groups(fused, s.group_weight), in_hand, tokens)
+    ranked = boost_groups(fused, s.group_weight)
+    late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
+    ranked, late = _late_leg(svc, whole, ranked, late_pool, tokens)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
@@ -181,13 +229,16 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
         filters=_filters_of(inp),
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
     )
-    return ranked, plan
+    return ranked, plan, whole
 
 
-def _late_leg(svc: Services, rf: Any, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None) -> tuple[list[Ranked], dict[str, Any]]:
-    """The late-interaction leg (`xmemo.late`) over the memories the legs fetched, joined to
-    a ranking that is not empty (`retrieval.add_late_leg`), and what it did for the plan.
-    A memory without stored states (or in a form this version does not read) is not scored."""
+def _late_leg(svc: Services, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None) -> tuple[list[Ranked], dict[str, Any]]:
+    """The late-interaction leg (`xmemo.late`) over `pool` (the best `late_pool` fused
+    memories, or all the legs fetched), joined to a ranking that is not empty
+    (`retrieval.add_late_leg`), and what it did for the plan. A memory without stored
+    states (or in a form this version does not read) is not scored. With partial
+    candidates the pool's states come with its whole records: the best of them are what
+    the read returns, so one round trip serves both."""
     s = svc.retrieval
     if tokens is None or s.late_weight <= 0:
         return ranked, {"used": False}
@@ -195,7 +246,11 @@ def _late_leg(svc: Services, rf: Any, ranked: list[Ranked], pool: list[Memory], 
         return ranked, {"used": False, "reason": "nothing relevant"}
     from .late import LAYER, TokenStates, pool_scores
 
-    stored = svc.store.token_states([m.reference for m in pool], rf)
+    refs = [m.reference for m in pool]
+    if whole.partial:
+        stored = {r: m.token_states for r, m in whole.fetch(refs, states=True).items() if m.token_states is not None}
+    else:
+        stored = svc.store.token_states(refs, whole.rf)
     scored: list[tuple[Memory, TokenStates]] = []
     for m in pool:
         try:
@@ -216,8 +271,8 @@ def _hits(ranked: list[Ranked]) -> list[Hit]:
 
 
 def recall(svc: Services, principal: Principal, inp: RecallInput) -> RecallResult:
-    ranked, plan = _candidates(svc, principal, inp)
-    return RecallResult(results=_hits(ranked[: inp.limit]), retrieval_plan=plan.as_dict())
+    ranked, plan, whole = _candidates(svc, principal, inp)
+    return RecallResult(results=_hits(whole.first(ranked, inp.limit)), retrieval_plan=plan.as_dict())
 
 
 def search_memory(svc: Services, principal: Principal, inp: SearchInput) -> SearchResult:
@@ -237,18 +292,20 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
 
 
 def diverse_pack(
-    ranked: list[Ranked], threshold: float, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int
+    ranked: list[Ranked], threshold: float, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int,
+    whole: Callable[[list[Ranked]], Iterable[Ranked]] = iter,
 ) -> tuple[list[Ranked], Pack, int]:
     """The pack of the candidates that do not nearly repeat one kept before them, the kept
     ones (`Pack` indexes them) and the near-duplicates skipped. The pack asks for the next
     candidate only while it has room, so the diversity check and the rendering of the ~100
-    candidates a full pack never reaches are not done; what it packs and drops is what
-    the check over the whole list, then `pack`, would give."""
+    candidates a full pack never reaches are not done (nor their records fetched: `whole`
+    yields the candidates whole, `Records.pages`); what it packs and drops is what the
+    check over the whole list, then `pack`, would give."""
     near_duplicates = NearDuplicates(threshold)
     kept: list[Ranked] = []
 
     def contents():
-        for r in ranked:
+        for r in whole(ranked):
             if near_duplicates.keeps(r.memory.content):
                 kept.append(r)
                 yield render.as_data(r.memory.content)
@@ -259,9 +316,12 @@ def diverse_pack(
 
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
     # twice what the pack may hold per leg: with 60 a 50-item pack used up nearly every candidate
-    ranked, plan = _candidates(svc, principal, inp, wanted=PACK_CANDIDATES_PER_ITEM * inp.max_items)
+    ranked, plan, whole = _candidates(svc, principal, inp, wanted=PACK_CANDIDATES_PER_ITEM * inp.max_items)
     s = svc.packing
-    kept, packed, skipped = diverse_pack(ranked, svc.retrieval.diversity_threshold, inp.max_items, inp.max_tokens, s.encoding, s.min_useful_tokens)
+    kept, packed, skipped = diverse_pack(
+        ranked, svc.retrieval.diversity_threshold, inp.max_items, inp.max_tokens, s.encoding, s.min_useful_tokens,
+        whole=lambda rs: whole.pages(rs, inp.max_items),
+    )
     # near-duplicates met before the pack was full; `dropped` counts every candidate left out
     plan.diversity = {"method": "word-jaccard", "threshold": svc.retrieval.diversity_threshold, "skipped": skipped}
     items = [_pack_item(kept[p.index], p) for p in packed.items]

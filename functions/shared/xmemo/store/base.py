@@ -27,6 +27,9 @@ class Candidates:
     lexical: list[Hit] = field(default_factory=list)
     semantic: list[Hit] = field(default_factory=list)
     semantic_unavailable: str | None = None  # why a semantic leg that was asked for did not run
+    # True: the hits' memories carry only what ranking reads (reference, `created_at`, the
+    # context group's fields); `MemoryStore.memories` brings the whole records of those returned
+    partial: bool = False
 
 
 class MemoryStore(Protocol):
@@ -64,6 +67,11 @@ class MemoryStore(Protocol):
         that `rf` lets the caller see and that have them (a memory written without a local
         embedder, or before states were kept, has none): what `recall`'s late-interaction
         leg scores its candidate pool with."""
+
+    def memories(self, references: Sequence[str], rf: ReadFilter, *, states: bool = False) -> dict[str, Memory]:
+        """The whole records of those of `references` that `rf` lets the caller see, by
+        reference, with their `token_states` when `states` (and stored): what a read returns
+        of candidates a `search` gave as `partial`."""
 
     def delete(self, rf: ReadFilter, reference: str | None = None) -> int:
         """Delete the memory `reference`, or every memory matching `rf`; the count."""

@@ -598,6 +598,15 @@ class SQLiteStore:
         self._run(read)
         return out
 
+    def memories(self, references: Sequence[str], rf: ReadFilter, *, states: bool = False) -> dict[str, Memory]:
+        """The protocol's whole records by reference (this store's candidates are whole
+        already, so reads never need it)."""
+        found = {m.reference: m for m in (self.get(r, rf) for r in dict.fromkeys(references)) if m is not None}
+        if states:
+            kept = self.token_states(list(found), rf)
+            found = {r: (m.model_copy(update={"token_states": kept[r]}) if r in kept else m) for r, m in found.items()}
+        return found
+
     def without_states(self, limit: int) -> list[Memory]:
         """Up to `limit` memories that have a vector but no token states (written before
         states were kept): what `add_states` fills in (`xmemo states`)."""

@@ -25,6 +25,21 @@ from .. import records
 
 # Fields a caller gets back; the embedding and the derived search texts stay in the index.
 SOURCE_EXCLUDES = ["embedding", "vector_bytes", "token_states", "text", "terms", "words", "context", "length"]
+# What a tolerant candidate carries: what fusion, the group boost and the late leg read of
+# it (the reference, recency, the context group's holder, location, bucket, temporariness).
+# The record itself (content, title, tags, source...) is fetched only for what is returned
+# (`records_search`), so a recall's bytes follow what it returns, not its candidate pool.
+CANDIDATE_FIELDS = ["reference", "created_at", "owner", "team", "location", "bucket", "temporary"]
+# What the store reads of a search's answer (the `filter_path` URL parameter): each hit's
+# score and source, and a failed search's error. The rest (`_index`, `_id`, `sort`, `_shards`,
+# `took`, totals) is about as long as a candidate's source and read by nobody.
+MSEARCH_FILTER = "responses.hits.hits._score,responses.hits.hits._source,responses.error,responses.status"
+SEARCH_FILTER = "hits.hits._source"
+
+
+def hits_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hits of one search's answer (a `filter_path` answer has no `hits` when none matched)."""
+    return answer.get("hits", {}).get("hits", [])
 
 
 # -- documents ---------------------------------------------------------------------------
@@ -86,6 +101,18 @@ def unpacked_vector(packed: str | None) -> array | None:
 
 def from_document(src: dict[str, Any]) -> Memory:
     return records.from_record(src, DOCUMENT)
+
+
+def candidate_from_document(src: dict[str, Any]) -> Memory:
+    """A partial memory from a candidate's `CANDIDATE_FIELDS` (not validated: the content
+    and the rest are empty until `records_search` brings the whole record; see
+    `Candidates.partial`)."""
+    created = datetime.fromisoformat(src["created_at"].replace("Z", "+00:00"))
+    return Memory.model_construct(
+        reference=src["reference"], type="note", content="", location=src["location"], bucket=src["bucket"],
+        owner=src["owner"], team=src.get("team"), boundary="", created_at=created, updated_at=created,
+        temporary=bool(src.get("temporary", False)), content_sha256="",
+    )
 
 
 def slot_id(memory: Memory) -> str:
@@ -205,14 +232,15 @@ def lexical_search(
     query: str, rf: ReadFilter, k: int, *, strict: bool, ranked: bool = True, worded: bool = True
 ) -> dict[str, Any] | None:
     """A `_search` body: the lexical query scored by the cluster's BM25, the visibility
-    filter not scored; hits carry no derived field."""
+    filter not scored. A strict search's hits are what search_memory returns: whole records
+    (no derived field); a tolerant one's are candidates: `CANDIDATE_FIELDS` only."""
     scoring = lexical_query(query, strict=strict, ranked=ranked, worded=worded)
     if scoring is None or k <= 0:
         return None
     return {
         "size": k,
         "track_total_hits": False,
-        "_source": {"excludes": SOURCE_EXCLUDES},
+        "_source": {"excludes": SOURCE_EXCLUDES} if strict else {"includes": CANDIDATE_FIELDS},
         "query": {"bool": {"must": [scoring], "filter": visibility_filter(rf)}},
         "sort": [{"_score": "desc"}, {"created_at": "desc"}, {"reference": "desc"}],
     }
@@ -221,11 +249,24 @@ def lexical_search(
 def states_search(references: Sequence[str], rf: ReadFilter) -> dict[str, Any]:
     """A `_search` body for the token states of `references` the caller may see (the
     late-interaction leg's pool): the visibility filter and the references, nothing scored."""
+    return _by_reference(references, rf, {"includes": ["reference", "token_states"]})
+
+
+def records_search(references: Sequence[str], rf: ReadFilter, *, states: bool = False) -> dict[str, Any]:
+    """A `_search` body for the whole records of `references` the caller may see (the
+    candidates a read returns), with their token states too when `states` (the late leg's
+    pool, whose best are what recall returns: one round trip for both)."""
+    excludes = [f for f in SOURCE_EXCLUDES if not (states and f == "token_states")]
+    return _by_reference(references, rf, {"excludes": excludes})
+
+
+def _by_reference(references: Sequence[str], rf: ReadFilter, source: dict[str, Any]) -> dict[str, Any]:
+    """The visibility filter and the references, nothing scored, `size` the references."""
     refs = sorted(set(references))
     return {
         "size": len(refs),
         "track_total_hits": False,
-        "_source": {"includes": ["reference", "token_states"]},
+        "_source": source,
         "query": {"bool": {"filter": [*visibility_filter(rf), {"terms": {"reference": refs}}]}},
     }
 
@@ -236,11 +277,12 @@ def knn_search(vector: Sequence[float], rf: ReadFilter, k: int) -> dict[str, Any
     clause (efficient filtering, lucene/faiss engines): the graph search only walks the
     caller's documents, so k neighbours come back even when other tenants' vectors are
     nearer. A `bool.filter` beside the knn clause would post-filter and lose hits. The
-    hits keep their packed vectors: `retrieval.discount_hubs` compares them with each other."""
+    hits are candidates (`CANDIDATE_FIELDS`) with their packed vectors:
+    `retrieval.discount_hubs` compares them with each other."""
     return {
         "size": k,
         "track_total_hits": False,
-        "_source": {"excludes": [f for f in SOURCE_EXCLUDES if f != "vector_bytes"]},
+        "_source": {"includes": [*CANDIDATE_FIELDS, "vector_bytes"]},
         "query": {
             "knn": {
                 "embedding": {

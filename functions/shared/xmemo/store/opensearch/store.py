@@ -528,18 +528,23 @@ class OpenSearchStore:
             return self._with_reason(out, wants_semantic)
         body = q.msearch_body(self.alias, searches)
         tolerated = {len(searches) - 1} if semantic is not None else set()
-        responses = self._call("msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t), tolerated))
+        responses = self._call(
+            "msearch", lambda t: _checked(self.client.msearch(body=body, request_timeout=t, filter_path=q.MSEARCH_FILTER), tolerated)
+        )
         it = iter(responses)
+        # a tolerant search's hits are candidates (`q.CANDIDATE_FIELDS`): `memories` brings the records returned
+        out.partial = not strict
+        read = q.from_document if strict else q.candidate_from_document
         if lexical is not None:
-            out.lexical = [Hit(q.from_document(h["_source"]), float(h["_score"] or 0.0)) for h in next(it)["hits"]["hits"]]
+            out.lexical = [Hit(read(h["_source"]), float(h["_score"] or 0.0)) for h in q.hits_of(next(it))]
         if semantic is not None:
             answer = next(it)
             if "error" in answer:  # a refusal, not an outage: this cluster cannot run k-NN
                 self._semantic_off(f"the cluster refused the k-NN query ({_error_kind(answer)})")
             else:
                 out.semantic = [
-                    Hit(q.from_document(h["_source"]), q.cosine_from_knn_score(float(h["_score"])), q.unpacked_vector(h["_source"].get("vector_bytes")))
-                    for h in answer["hits"]["hits"]
+                    Hit(read(h["_source"]), q.cosine_from_knn_score(float(h["_score"])), q.unpacked_vector(h["_source"].get("vector_bytes")))
+                    for h in q.hits_of(answer)
                 ]
         return self._with_reason(out, wants_semantic)
 
@@ -557,8 +562,32 @@ class OpenSearchStore:
         refs = sorted(set(references))
         for start in range(0, len(refs), STATES_PAGE):
             body = q.states_search(refs[start : start + STATES_PAGE], rf)
-            hits = self._call("token_states", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t))["hits"]["hits"]
+            hits = q.hits_of(self._call(
+                "token_states", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t, filter_path=q.SEARCH_FILTER)
+            ))
             out.update((h["_source"]["reference"], base64.b64decode(h["_source"]["token_states"])) for h in hits if h["_source"].get("token_states"))
+        return out
+
+    def memories(self, references: Sequence[str], rf: ReadFilter, *, states: bool = False) -> dict[str, Memory]:
+        """The whole records of those of `references` the caller may see, by reference: one
+        `_search` (a page of `STATES_PAGE`) for the candidates a read returns. With `states`,
+        each brings its token states too (the late leg's pool, in the same round trip)."""
+        if not references:
+            return {}
+        if not self._ready:
+            self._ensure_index(None)
+        out: dict[str, Memory] = {}
+        refs = sorted(set(references))
+        for start in range(0, len(refs), STATES_PAGE):
+            body = q.records_search(refs[start : start + STATES_PAGE], rf, states=states and self.stated)
+            hits = q.hits_of(self._call(
+                "records", lambda t: self.client.search(index=self.alias, body=body, request_timeout=t, filter_path=q.SEARCH_FILTER)
+            ))
+            for h in hits:
+                src = dict(h["_source"])
+                packed = src.pop("token_states", None)
+                memory = q.from_document(src)
+                out[memory.reference] = memory.model_copy(update={"token_states": base64.b64decode(packed)}) if packed else memory
         return out
 
     def _with_reason(self, out: Candidates, wants_semantic: bool) -> Candidates:
