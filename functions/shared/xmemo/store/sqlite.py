@@ -193,7 +193,7 @@ class SQLiteStore:
             if _busy(exc):
                 raise StoreUnavailable("the embedded store is busy") from None
             raise
-        self._vectors = VectorIndex(exact_vectors)
+        self._vectors = VectorIndex(exact_vectors, self.path.with_name(self.path.name + ".vectors"))
         self._lexical_budget = int(lexical_budget)
         self._text_index_rows = int(text_index_rows)
         self._text = TextIndex(self.path.with_name(self.path.name + ".text"))
