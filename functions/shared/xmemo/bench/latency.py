@@ -203,15 +203,15 @@ def _rss_mib() -> dict[str, float]:
         return {}
 
 
-def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int) -> float:
-    """Share of FTS5's any-term top-k with every query term that the store's lexical leg
-    (on a large store: the derived index's candidates, or FTS5 with its commonest terms
-    left out) returns."""
+def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int, strict: bool = False) -> float:
+    """Share of FTS5's any-term top-k with every query term (`strict`: FTS5's every-term
+    top-k) that the store's lexical leg (on a large store: the derived index's
+    candidates, or FTS5 with its commonest terms left out) returns."""
     full = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
     found = []
     for q in queries:
-        want = {h.memory.reference for h in full.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False).lexical}
-        got = {h.memory.reference for h in store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False).lexical}
+        want = {h.memory.reference for h in full.search(q, None, rf, lexical_k=k, semantic_k=0, strict=strict).lexical}
+        got = {h.memory.reference for h in store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=strict).lexical}
         found.append(len(want & got) / max(1, len(want)))
     full.close()
     return round(float(np.mean(found)), 4)
@@ -338,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"[{label}] semantic leg against an exact scan × {args.exactness}", file=sys.stderr)
                 figures["semantic_recall_vs_exact"] = semantic_vs_exact(store, rf, vectors[: args.exactness], k)
             figures["lexical_overlap_vs_unpruned"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], k)
+            figures["strict_overlap_vs_fts5"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], SearchInput(query="x").limit, strict=True)
             report["sizes"][label] = figures
             store.close()
     if embedder is not None:
@@ -358,9 +359,11 @@ def run(args: argparse.Namespace) -> int:
         + markdown_table(["memories", "tool", "p50 ms", "p95 ms", "p99 ms", "CPU ms (mean)"], rows)
         + "\n"
         + markdown_table(
-            ["memories", "stored", "ingest/s", "first query ms", "RSS MiB", "semantic recall vs exact", "lexical overlap vs unpruned"],
+            ["memories", "stored", "ingest/s", "first query ms", "RSS MiB", "semantic recall vs exact", "lexical overlap vs unpruned",
+             "strict overlap vs FTS5"],
             [[k, v["memories"], v["ingest_per_s"], v["first_query_ms"], v["process_memory_mib"].get("VmRSS"),
-              v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"]] for k, v in report["sizes"].items()],
+              v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"], v.get("strict_overlap_vs_fts5", "-")]
+             for k, v in report["sizes"].items()],
         )
         + f"\nCold import of the tool path: {report['cold_import_ms']} ms\n"
         + (

@@ -31,7 +31,7 @@ from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
 from .shares import HolderShares, first_round
-from .textindex import CHANGES, TextIndex, bm25, log_change, trim_changes
+from .textindex import CHANGES, STRICT_POOL, TextIndex, bm25, log_change, trim_changes
 from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
@@ -450,7 +450,7 @@ class SQLiteStore:
             if terms and lexical_k > 0:
                 rows = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0  # the store's size, cheaply
                 share = self._shares.share(conn, rf.holders, rows)
-                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k, share, rows)
+                ranked = self._ranked_by_index(conn, terms, rf, lexical_k, share, rows, strict)
                 if ranked is None:
                     kept = terms if strict else self._without_commonest(conn, terms, rows)
                     ranked = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k, share)
@@ -524,29 +524,30 @@ class SQLiteStore:
         return [t for t in terms if t in kept]
 
     def _ranked_by_index(
-        self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float, rows: int
+        self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float, rows: int, strict: bool = False
     ) -> list[Hit] | None:
-        """The tolerant leg of a large store: candidates from the derived index (and the
-        rows changed since its last commit), those the caller may see scored exactly as
-        FTS5's bm25 (`textindex.bm25`), the k best, equal scores newest first. None
-        when FTS5 must answer: a small store, no usable index, or a filter so narrow
-        that `LEXICAL_WIDEST` candidates hold fewer than k visible matches. The first
-        round is sized by the caller's `share` of the rows (`shares.first_round`)."""
+        """The lexical leg of a large store, tolerant or `strict`: candidates from the
+        derived index (and the rows changed since its last commit), those the caller may
+        see scored exactly as FTS5's bm25 (`textindex.bm25`), the k best, equal scores
+        newest first. None when FTS5 must answer: a small store, no usable index, or a
+        filter so narrow that `LEXICAL_WIDEST` candidates hold fewer than k visible
+        matches. The first round is sized by the caller's `share` of the rows
+        (`shares.first_round`); the strict leg's by `STRICT_POOL` at least."""
         if self._text_index_rows <= 0 or rows <= self._text_index_rows:
             return None
         lag = self._text.lagging(conn)
         if lag is None or len(lag) > LEXICAL_WIDEST:  # no index, or one far behind (its writer busy)
             return None
         where, params = where_clause(rf)
-        want = first_round(k, share, LEXICAL_POOL, LEXICAL_WIDEST)
+        want = first_round(k, share, STRICT_POOL if strict else LEXICAL_POOL, LEXICAL_WIDEST)
         while want <= LEXICAL_WIDEST:
-            found = self._text.candidates(terms, want, self._context_weight)
+            found = self._text.candidates(terms, want, self._context_weight, strict)
             pool = list(dict.fromkeys([*found, *lag]))
             created = dict(conn.execute(
                 f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(pool))})",
                 [*params, *pool],
             ).fetchall()) if pool else {}
-            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag)
+            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag, strict)
             if len(score) >= k or len(found) < want:
                 best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
                 return self._hits(conn, best, score)
