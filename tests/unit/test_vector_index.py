@@ -186,7 +186,8 @@ def _reopened(path, monkeypatch) -> tuple[SQLiteStore, list[int]]:
 
 def test_a_reopened_store_maps_its_saved_index_and_answers_the_same(tmp_path, monkeypatch):
     """The pruned index is saved beside the store and memory-mapped by the next process,
-    which reads from the table only the rows written since, and answers as a fresh build."""
+    which reads from the table only the rows written since (into the file's spare rows,
+    privately), and answers as a fresh build."""
     from xmemo.store import vectors as index_module
 
     monkeypatch.setattr(index_module, "SAVE_ROWS", 100)
@@ -203,6 +204,7 @@ def test_a_reopened_store_maps_its_saved_index_and_answers_the_same(tmp_path, mo
     again, read = _reopened(tmp_path / "x.sqlite3", monkeypatch)
     after = [[(h.memory.reference, round(h.score, 6)) for h in _semantic(again, "alice", q, 10)] for q in queries]
     assert sum(read) == 300  # only the rows written after the save
+    assert isinstance(again._vectors.small._data, np.memmap)  # appended in the file's spare rows, nothing copied
     top = _semantic(again, "alice", vectors[1400], 1)[0]
     assert top.memory.content == "note alice 1400" and top.score == pytest.approx(1.0, abs=1e-5)
     fresh = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500)

@@ -55,11 +55,12 @@ class _Column:
         self.size = 0
 
     @classmethod
-    def over(cls, data: np.ndarray) -> "_Column":
-        """A column holding `data` as it is (a read-only memory map: the first row appended
-        copies it into memory, as any growth past capacity does)."""
+    def over(cls, data: np.ndarray, size: int) -> "_Column":
+        """A column of the first `size` rows of `data`, the rest its spare capacity (a
+        private memory map: rows appended there stay in this process; growth past it
+        copies into memory, as any growth past capacity does)."""
         column = cls(data.dtype, data.shape[1] if data.ndim == 2 else None)
-        column._data, column.size = data, len(data)
+        column._data, column.size = data, size
         return column
 
     def extend(self, values: np.ndarray) -> None:
@@ -150,9 +151,11 @@ class VectorIndex:
             "codes": self.codes, "sections": {},
         }
         at = 0
+        spare = max(SAVE_ROWS, self.rowids.size // 4)  # rows the next processes append without copying the rest
         for name, a in self._arrays().items():
-            header["sections"][name] = [at, a.dtype.str, list(a.shape)]
-            at += -(-a.nbytes // 64) * 64
+            shape = [a.shape[0] + (spare if name != "mean" else 0), *a.shape[1:]]
+            header["sections"][name] = [at, a.dtype.str, shape]
+            at += -(-int(np.prod(shape)) * a.itemsize // 64) * 64
         head = json.dumps(header).encode()
         start = -(-(len(_MAGIC) + 4 + len(head)) // 64) * 64
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")  # type: ignore[union-attr]
@@ -186,21 +189,22 @@ class VectorIndex:
             if header.get("format") != _SAVED_FORMAT:
                 return
             start = -(-(len(_MAGIC) + 4 + size) // 64) * 64
-            arrays = {
-                name: np.memmap(self.path, dtype=np.dtype(dtype), mode="r", offset=start + at, shape=tuple(shape))
+            arrays = {  # copy-on-write: appended rows never reach the file, which other processes map
+                name: np.memmap(self.path, dtype=np.dtype(dtype), mode="c", offset=start + at, shape=tuple(shape))
                 for name, (at, dtype, shape) in header["sections"].items()
             }
             last = conn.execute("SELECT reference FROM memories WHERE rowid = ?", (int(header["max_rowid"]),)).fetchone()
-            if last is None or last[0] != header["last_reference"] or len(arrays["rowids"]) != header["rows"] or not header["rows"]:
+            rows = int(header["rows"])
+            if last is None or last[0] != header["last_reference"] or not 0 < rows <= len(arrays["rowids"]):
                 return
             words = sum(1 for name in arrays if name.startswith("bits"))
             self.codes = {str(k): int(v) for k, v in header["codes"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return
         self.mean = np.asarray(arrays["mean"])
-        self.rowids, self.holders = _Column.over(arrays["rowids"]), _Column.over(arrays["holders"])
-        self.small, self.scale = _Column.over(arrays["small"]), _Column.over(arrays["scale"])
-        self.bits = [_Column.over(arrays[f"bits{w}"]) for w in range(words)]
+        self.rowids, self.holders = _Column.over(arrays["rowids"], rows), _Column.over(arrays["holders"], rows)
+        self.small, self.scale = _Column.over(arrays["small"], rows), _Column.over(arrays["scale"], rows)
+        self.bits = [_Column.over(arrays[f"bits{w}"], rows) for w in range(words)]
         self.matrix = None
         self.max_rowid = int(header["max_rowid"])
         self._saved_rows = self.rowids.size
