@@ -254,6 +254,32 @@ def semantic_vs_exact(store: SQLiteStore, rf, vectors: list, k: int) -> float:
     return round(float(np.mean(found)), 4)
 
 
+def recall_stages(svc: Services, rf, queries: list[str]) -> dict:
+    """Where a `recall` spends its time beyond the query's embedding, stage by stage, on
+    the same queries: both legs as `recall` asks them (the semantic leg fetches `hub_pool`
+    times its candidates), and the late-interaction leg over the memories they fetched
+    (reading the token states, decoding them, scoring the pool)."""
+    from ..embedding import query_embedding
+    from ..late import TokenStates, pool_scores
+
+    s = svc.retrieval
+    asked = [query_embedding(svc.embedder, q, "bench") for q in queries]
+    fetched = []
+    legs = timed(lambda i: fetched.append(svc.store.search(
+        queries[i], asked[i][0], rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates * s.hub_pool, strict=False)), range(len(queries)))
+    pools = [[m.reference for m in {h.memory.reference: h.memory for h in (*c.lexical, *c.semantic)}.values()] for c in fetched]
+    read: list[dict] = []
+    states = timed(lambda refs: read.append(svc.store.token_states(refs, rf)), pools)
+    decoded: list[list] = []
+    decode = timed(lambda got: decoded.append([TokenStates.from_bytes(b) for b in got.values()]), read)
+    if any(tokens is None for _, tokens in asked):  # an embedder without token states: no late leg
+        return {"recall_legs": legs}
+    score = timed(lambda i: pool_scores(asked[i][1].ids, asked[i][1].states, decoded[i]), range(len(queries)))
+    return {"recall_legs": legs, "late_states_read": states, "late_states_decoded": decode, "late_scoring": score,
+            "late_pool_memories": round(statistics.fmean(len(p) for p in decoded), 1),
+            "late_pool_tokens": round(statistics.fmean(sum(len(t.ids) for t in p) for p in decoded), 1)}
+
+
 def time_calls(fn, inputs, cpu: list[float] | None = None) -> list[float]:
     """Wall milliseconds of each call; with `cpu`, each call's CPU milliseconds (every
     thread of this process) appended to it."""
@@ -320,6 +346,7 @@ def run(args: argparse.Namespace) -> int:
             figures["lexical_leg"] = timed(lambda q: svc.store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False), qs)
             if svc.embedder is not None:
                 figures["semantic_leg"] = timed(lambda v: svc.store.search("", v, rf, lexical_k=0, semantic_k=k, strict=False), vectors)
+                figures.update(recall_stages(svc, rf, qs))
             fresh = _fresh_queries(svc.embedder)
             for name, fn in {
                 "recall": lambda q: tools.recall(svc, principal, RecallInput(query=q)),
@@ -348,7 +375,8 @@ def run(args: argparse.Namespace) -> int:
     report["load_after"] = os.getloadavg()
     rows = []
     for label, f in report["sizes"].items():
-        for tool in ("recall", "search_memory", "recall_context", "remember", "passage_embedding", "lexical_leg", "semantic_leg"):
+        for tool in ("recall", "search_memory", "recall_context", "remember", "passage_embedding", "lexical_leg", "semantic_leg",
+                     "recall_legs", "late_states_read", "late_states_decoded", "late_scoring"):
             if tool not in f:
                 continue
             rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"], f[tool].get("cpu_ms_mean", "-")])
