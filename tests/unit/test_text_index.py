@@ -323,3 +323,22 @@ def test_two_processes_share_the_index_and_find_every_write(path):
     for q in ("twin wrote", "a39q", "b0q"):
         _same(_hits(store, q), _hits(_fts5(path), q))
     store.close()
+
+
+def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path):
+    """Many memories scoring the same (one text, each alone in its location), written in
+    batches the index commits one after another, so they lie in several segments: the
+    strict leg returns FTS5's list, the newest first, not the ties tantivy happened to keep."""
+    def same(i: int) -> Memory:
+        return _memory(2000 + i, "the zeppelin kettle ledger", location=f"l{i}").model_copy(update={"bucket": f"b{i}"})
+
+    indexed, fts5 = _indexed(path), _fts5(path)
+    indexed.insert_many([_memory(4000 + i, f"filler {i}", location=f"f{i}") for i in range(600)])
+    for batch in range(2):
+        indexed.insert_many([same(i) for i in range(batch * 260, (batch + 1) * 260)])
+        _strict(indexed, "zeppelin ledger")  # past LAG changes: the index commits them
+    for k in (5, 20):
+        want = _strict(fts5, "zeppelin ledger", k=k)
+        assert len({s for _, s in want}) == 1 and want[0][1] > 0.01  # all tied, and the words are rare enough to weigh
+        _same(_strict(indexed, "zeppelin ledger", k=k), want)
+    indexed.close(), fts5.close()

@@ -365,7 +365,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"[{label}] semantic leg against an exact scan × {args.exactness}", file=sys.stderr)
                 figures["semantic_recall_vs_exact"] = semantic_vs_exact(store, rf, vectors[: args.exactness], k)
             figures["lexical_overlap_vs_unpruned"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], k)
-            figures["strict_overlap_vs_fts5"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], SearchInput(query="x").limit, strict=True)
+            limit = SearchInput(query="x").limit
+            figures["strict_overlap_vs_fts5"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], limit, strict=True)
+            # search_memory's leg as the store answers it, and as FTS5 alone answered it before the derived index did
+            figures["strict_leg"] = timed(lambda q: store.search(q, None, rf, lexical_k=limit, semantic_k=0, strict=True), qs)
+            fts5 = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
+            figures["strict_leg_fts5"] = timed(lambda q: fts5.search(q, None, rf, lexical_k=limit, semantic_k=0, strict=True), qs)
+            fts5.close()
             report["sizes"][label] = figures
             store.close()
     if embedder is not None:
@@ -376,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for label, f in report["sizes"].items():
         for tool in ("recall", "search_memory", "recall_context", "remember", "passage_embedding", "lexical_leg", "semantic_leg",
-                     "recall_legs", "late_states_read", "late_states_decoded", "late_scoring"):
+                     "recall_legs", "late_states_read", "late_states_decoded", "late_scoring", "strict_leg", "strict_leg_fts5"):
             if tool not in f:
                 continue
             rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"], f[tool].get("cpu_ms_mean", "-")])

@@ -532,7 +532,9 @@ class SQLiteStore:
         newest first. None when FTS5 must answer: a small store, no usable index, or a
         filter so narrow that `LEXICAL_WIDEST` candidates hold fewer than k visible
         matches. The first round is sized by the caller's `share` of the rows
-        (`shares.first_round`); the strict leg's by `STRICT_POOL` at least."""
+        (`shares.first_round`); the strict leg's by `STRICT_POOL` at least, and it widens
+        while the k-th best ties with every candidate (tantivy breaks ties by segment, FTS5
+        by time), so it returns FTS5's list."""
         if self._text_index_rows <= 0 or rows <= self._text_index_rows:
             return None
         lag = self._text.lagging(conn)
@@ -550,7 +552,9 @@ class SQLiteStore:
             score = bm25(conn, self._text, terms, list(created), self._context_weight, lag, strict)
             if len(score) >= k or len(found) < want:
                 best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
-                return self._hits(conn, best, score)
+                if not (strict and len(found) == want and len(best) == k and min(score.values()) >= score[best[-1]]):
+                    return self._hits(conn, best, score)
+                # every candidate scores as the k-th: rows tied with it (the newest first) may lie past them
             want *= 8
         return None
 
