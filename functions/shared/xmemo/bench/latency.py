@@ -198,9 +198,24 @@ def _rss_mib() -> dict[str, float]:
     """The process's resident memory now and at its peak (Linux)."""
     try:
         status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-        return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM")}
+        # RssFile: pages of mapped files (the vector index file, SQLite's map), which the kernel may drop and reread
+        return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile") if k in status}
     except (OSError, KeyError, ValueError):
         return {}
+
+
+def strict_scores_vs_fts5(store: SQLiteStore, rf, queries: list[str], k: int) -> float:
+    """Share of queries whose strict top-k scores, in order, equal FTS5's alone: where the
+    lists differ but these do not, they differ only in which of equally scored memories
+    come first."""
+    fts5 = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
+    same = [
+        [round(h.score, 9) for h in store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=True).lexical]
+        == [round(h.score, 9) for h in fts5.search(q, None, rf, lexical_k=k, semantic_k=0, strict=True).lexical]
+        for q in queries
+    ]
+    fts5.close()
+    return round(float(np.mean(same)), 4)
 
 
 def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int, strict: bool = False) -> float:
@@ -367,6 +382,7 @@ def run(args: argparse.Namespace) -> int:
             figures["lexical_overlap_vs_unpruned"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], k)
             limit = SearchInput(query="x").limit
             figures["strict_overlap_vs_fts5"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], limit, strict=True)
+            figures["strict_scores_vs_fts5"] = strict_scores_vs_fts5(store, rf, qs[: max(args.exactness, 50)], limit)
             # search_memory's leg as the store answers it, and as FTS5 alone answered it before the derived index did
             figures["strict_leg"] = timed(lambda q: store.search(q, None, rf, lexical_k=limit, semantic_k=0, strict=True), qs)
             fts5 = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
@@ -394,9 +410,10 @@ def run(args: argparse.Namespace) -> int:
         + "\n"
         + markdown_table(
             ["memories", "stored", "ingest/s", "first query ms", "RSS MiB", "semantic recall vs exact", "lexical overlap vs unpruned",
-             "strict overlap vs FTS5"],
+             "strict overlap vs FTS5", "strict scores = FTS5's", "RSS anon / file MiB"],
             [[k, v["memories"], v["ingest_per_s"], v["first_query_ms"], v["process_memory_mib"].get("VmRSS"),
-              v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"], v.get("strict_overlap_vs_fts5", "-")]
+              v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"], v.get("strict_overlap_vs_fts5", "-"),
+              v.get("strict_scores_vs_fts5", "-"), f'{v["process_memory_mib"].get("RssAnon")} / {v["process_memory_mib"].get("RssFile")}']
              for k, v in report["sizes"].items()],
         )
         + f"\nCold import of the tool path: {report['cold_import_ms']} ms\n"
