@@ -121,7 +121,7 @@ def test_a_narrow_caller_asks_the_derived_index_once(path, monkeypatch):
     store = SQLiteStore(path, text_index_rows=50, lexical_budget=0)
     asked: list[int] = []
     candidates = store._text.candidates
-    monkeypatch.setattr(store._text, "candidates", lambda terms, limit, cw: asked.append(limit) or candidates(terms, limit, cw))
+    monkeypatch.setattr(store._text, "candidates", lambda terms, limit, cw, *strict: asked.append(limit) or candidates(terms, limit, cw, *strict))
     rf = _rf("tenant-3")
     _same(_hits(store, "kettle zeppelin", rf, 5), _exact(path, "kettle zeppelin", rf, 5))
     assert asked == [first_round(5, 1 / TENANTS, sqlite_store.LEXICAL_POOL, sqlite_store.LEXICAL_WIDEST)]

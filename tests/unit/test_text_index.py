@@ -1,5 +1,5 @@
-"""The tolerant lexical leg of a large embedded store through its derived tantivy index
-(`xmemo.store.textindex`): the same hits and scores as FTS5's bm25, every acknowledged
+"""The lexical legs (tolerant and strict) of a large embedded store through its derived
+tantivy index (`xmemo.store.textindex`): the same hits and scores as FTS5's bm25, every acknowledged
 write found at once, exact visibility, and recovery from a lagging, missing or broken
 index and from a kill mid-write."""
 
@@ -87,14 +87,33 @@ def test_the_index_ranks_and_scores_as_fts5(path):
     indexed.close(), fts5.close()
 
 
-def test_small_stores_and_strict_search_stay_on_fts5(path):
+def test_small_stores_stay_on_fts5(path):
     store = SQLiteStore(path, text_index_rows=10_000)  # more rows than the store has
     _same(_hits(store, "kettle zeppelin"), _hits(_fts5(path), "kettle zeppelin"))
+    _same(_strict(store, "kettle zeppelin"), _strict(_fts5(path), "kettle zeppelin"))
     assert not (path.parent / "x.sqlite3.text").exists()
-    indexed = _indexed(path)
-    strict = indexed.search("kettle zeppelin", None, _rf(), lexical_k=500, semantic_k=0, strict=True).lexical
-    assert strict and all("kettle" in h.memory.content and "zeppelin" in h.memory.content for h in strict)
-    store.close(), indexed.close()
+    store.close()
+
+
+def _strict(store, query, k=500, owner="alice"):
+    return [(h.memory.reference, h.score) for h in store.search(query, None, _rf(owner), lexical_k=k, semantic_k=0, strict=True).lexical]
+
+
+def test_strict_search_asks_the_index_and_ranks_and_scores_as_fts5(path, monkeypatch):
+    """`search_memory`'s leg (every term, in the memory's own words, never its context)
+    through the index: FTS5's hits, order and scores, for every match and for a top k,
+    with writes not yet in the index; FTS5 itself is not asked."""
+    indexed, fts5 = _indexed(path), _fts5(path)
+    indexed.insert(_memory(5000, "a kettle and a zeppelin by the copper orchard"))  # lagging: scored from SQLite
+    indexed.insert(_memory(1200, "chat meadow", location="chat-1"))
+    wanted = {q: (_strict(fts5, q), _strict(fts5, q, k=5)) for q in [*QUERIES, "chat turn", "meadow", "kettle kettle", "quokka"]}
+    monkeypatch.setattr(SQLiteStore, "_lexical", lambda *a, **k: pytest.fail("FTS5 ranked a strict query of a large store"))
+    for q, (every, top) in wanted.items():
+        _same(_strict(indexed, q), every)
+        _same(_strict(indexed, q, k=5), top)
+    assert wanted["kettle zeppelin"][0] and not wanted["quokka"][0]
+    assert all("meadow" in content for content in [indexed.get(r, _rf()).content for r, _ in wanted["meadow"][0]])  # words, not context
+    indexed.close(), fts5.close()
 
 
 def test_writes_are_found_before_the_index_catches_up(path):
@@ -304,3 +323,22 @@ def test_two_processes_share_the_index_and_find_every_write(path):
     for q in ("twin wrote", "a39q", "b0q"):
         _same(_hits(store, q), _hits(_fts5(path), q))
     store.close()
+
+
+def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path):
+    """Many memories scoring the same (one text, each alone in its location), written in
+    batches the index commits one after another, so they lie in several segments: the
+    strict leg returns FTS5's list, the newest first, not the ties tantivy happened to keep."""
+    def same(i: int) -> Memory:
+        return _memory(2000 + i, "the zeppelin kettle ledger", location=f"l{i}").model_copy(update={"bucket": f"b{i}"})
+
+    indexed, fts5 = _indexed(path), _fts5(path)
+    indexed.insert_many([_memory(4000 + i, f"filler {i}", location=f"f{i}") for i in range(600)])
+    for batch in range(2):
+        indexed.insert_many([same(i) for i in range(batch * 260, (batch + 1) * 260)])
+        _strict(indexed, "zeppelin ledger")  # past LAG changes: the index commits them
+    for k in (5, 20):
+        want = _strict(fts5, "zeppelin ledger", k=k)
+        assert len({s for _, s in want}) == 1 and want[0][1] > 0.01  # all tied, and the words are rare enough to weigh
+        _same(_strict(indexed, "zeppelin ledger", k=k), want)
+    indexed.close(), fts5.close()

@@ -171,3 +171,96 @@ def test_int8_rescoring_in_blocks_equals_the_whole_matrix_product(pruned):
         q = _clustered(rng, 1)[0]
         whole = index.small.view[pool].astype(np.float32) @ q
         assert np.allclose(index._int8_dots(pool, q), whole, rtol=1e-6, atol=1e-4)
+
+
+def _reopened(path, monkeypatch) -> tuple[SQLiteStore, list[int]]:
+    """The store at `path` opened anew, and a list that counts the rows its index reads
+    from the table."""
+    from xmemo.store import vectors as index_module
+
+    read: list[int] = []
+    plain = index_module.VectorIndex._append
+    monkeypatch.setattr(index_module.VectorIndex, "_append", lambda self, rows: (read.append(len(rows)), plain(self, rows))[1])
+    return SQLiteStore(path, exact_vectors=500), read
+
+
+def test_a_reopened_store_maps_its_saved_index_and_answers_the_same(tmp_path, monkeypatch):
+    """The pruned index is saved beside the store and memory-mapped by the next process,
+    which reads from the table only the rows written since (into the file's spare rows,
+    privately), and answers as a fresh build."""
+    from xmemo.store import vectors as index_module
+
+    monkeypatch.setattr(index_module, "SAVE_ROWS", 100)
+    rng = np.random.default_rng(11)
+    vectors = _clustered(rng, 1500)
+    first = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500)
+    first.insert_many([_memory("alice", i, v) for i, v in enumerate(vectors[:1200])])
+    queries = _clustered(np.random.default_rng(12), 5)
+    _semantic(first, "alice", queries[0], 10)  # builds and saves
+    assert (tmp_path / "x.sqlite3.vectors").exists()
+    first.insert_many([_memory("alice", i, v) for i, v in enumerate(vectors[1200:], 1200)])  # after the save
+    first.close()
+
+    again, read = _reopened(tmp_path / "x.sqlite3", monkeypatch)
+    after = [[(h.memory.reference, round(h.score, 6)) for h in _semantic(again, "alice", q, 10)] for q in queries]
+    assert sum(read) == 300  # only the rows written after the save
+    assert isinstance(again._vectors.small._data, np.memmap)  # appended in the file's spare rows, nothing copied
+    top = _semantic(again, "alice", vectors[1400], 1)[0]
+    assert top.memory.content == "note alice 1400" and top.score == pytest.approx(1.0, abs=1e-5)
+    fresh = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500)
+    fresh._vectors.path = None  # read every row from the table, as before the index was saved
+    assert after == [[(h.memory.reference, round(h.score, 6)) for h in _semantic(fresh, "alice", q, 10)] for q in queries]
+    again.close(), fresh.close()
+
+
+def test_a_saved_index_whose_last_row_was_deleted_or_reused_is_not_trusted(tmp_path, monkeypatch):
+    """SQLite gives a deleted last rowid to the next row: the saved vector under that rowid
+    is another memory's, so such a file is ignored and the table read (and the file
+    rewritten); so is a file beside another store's table."""
+    from xmemo.store import vectors as index_module
+
+    monkeypatch.setattr(index_module, "SAVE_ROWS", 100)
+    rng = np.random.default_rng(13)
+    vectors = _clustered(rng, 802)
+    store = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500)
+    refs = [m.reference for m, _ in store.insert_many([_memory("alice", i, v) for i, v in enumerate(vectors[:800])])]
+    _semantic(store, "alice", vectors[0], 1)  # builds and saves
+    assert store.delete(_rf("alice"), refs[-1]) == 1
+    reused = store.insert(_memory("alice", 800, vectors[800]))[0]
+    store.close()
+
+    again, read = _reopened(tmp_path / "x.sqlite3", monkeypatch)
+    top = _semantic(again, "alice", vectors[800], 1)[0]
+    assert top.memory.reference == reused.reference and top.score == pytest.approx(1.0, abs=1e-5)
+    assert sum(read) == 800  # the file was ignored: every row read again
+    again.close()
+
+    other = SQLiteStore(tmp_path / "y.sqlite3", exact_vectors=500)
+    other.insert_many([_memory("alice", i, v) for i, v in enumerate(_clustered(np.random.default_rng(14), 800))])
+    other.close()
+    (tmp_path / "y.sqlite3.vectors").write_bytes((tmp_path / "x.sqlite3.vectors").read_bytes())
+    elsewhere, read = _reopened(tmp_path / "y.sqlite3", monkeypatch)
+    _semantic(elsewhere, "alice", vectors[0], 1)
+    assert sum(read) == 800
+    elsewhere.close()
+
+
+def test_a_reindexed_store_never_maps_the_index_saved_before(tmp_path, monkeypatch):
+    """`xmemo reindex` replaces vectors under the same rowids: the file saved before holds
+    the old model's vectors, so the next process must read the new ones from the table."""
+    from xmemo.pin import Pin
+    from xmemo.store import vectors as index_module
+
+    monkeypatch.setattr(index_module, "SAVE_ROWS", 100)
+    old, new = _clustered(np.random.default_rng(21), 800), _clustered(np.random.default_rng(22), 800)
+    store = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500)
+    store.insert_many([_memory("alice", i, v) for i, v in enumerate(old)])
+    _semantic(store, "alice", old[0], 1)  # builds and saves
+    assert (tmp_path / "x.sqlite3.vectors").exists()
+    rowids = [r for (r,) in store._conn.execute("SELECT rowid FROM memories ORDER BY rowid")]
+    store.replace_vectors(Pin("other", None, DIM), {r: (new[i], None) for i, r in enumerate(rowids)})
+    store.close()
+    again = SQLiteStore(tmp_path / "x.sqlite3", exact_vectors=500, pin=None)
+    top = _semantic(again, "alice", new[300], 1)[0]
+    assert top.memory.content == "note alice 300" and top.score == pytest.approx(1.0, abs=1e-5)
+    again.close()

@@ -198,20 +198,35 @@ def _rss_mib() -> dict[str, float]:
     """The process's resident memory now and at its peak (Linux)."""
     try:
         status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
-        return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM")}
+        # RssFile: pages of mapped files (the vector index file, SQLite's map), which the kernel may drop and reread
+        return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile") if k in status}
     except (OSError, KeyError, ValueError):
         return {}
 
 
-def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int) -> float:
-    """Share of FTS5's any-term top-k with every query term that the store's lexical leg
-    (on a large store: the derived index's candidates, or FTS5 with its commonest terms
-    left out) returns."""
+def strict_scores_vs_fts5(store: SQLiteStore, rf, queries: list[str], k: int) -> float:
+    """Share of queries whose strict top-k scores, in order, equal FTS5's alone: where the
+    lists differ but these do not, they differ only in which of equally scored memories
+    come first."""
+    fts5 = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
+    same = [
+        [round(h.score, 9) for h in store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=True).lexical]
+        == [round(h.score, 9) for h in fts5.search(q, None, rf, lexical_k=k, semantic_k=0, strict=True).lexical]
+        for q in queries
+    ]
+    fts5.close()
+    return round(float(np.mean(same)), 4)
+
+
+def lexical_vs_unpruned(store: SQLiteStore, rf, queries: list[str], k: int, strict: bool = False) -> float:
+    """Share of FTS5's any-term top-k with every query term (`strict`: FTS5's every-term
+    top-k) that the store's lexical leg (on a large store: the derived index's
+    candidates, or FTS5 with its commonest terms left out) returns."""
     full = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
     found = []
     for q in queries:
-        want = {h.memory.reference for h in full.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False).lexical}
-        got = {h.memory.reference for h in store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False).lexical}
+        want = {h.memory.reference for h in full.search(q, None, rf, lexical_k=k, semantic_k=0, strict=strict).lexical}
+        got = {h.memory.reference for h in store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=strict).lexical}
         found.append(len(want & got) / max(1, len(want)))
     full.close()
     return round(float(np.mean(found)), 4)
@@ -252,6 +267,32 @@ def semantic_vs_exact(store: SQLiteStore, rf, vectors: list, k: int) -> float:
         found.append(len(got & want) / max(1, len(want)))
     conn.close()
     return round(float(np.mean(found)), 4)
+
+
+def recall_stages(svc: Services, rf, queries: list[str]) -> dict:
+    """Where a `recall` spends its time beyond the query's embedding, stage by stage, on
+    the same queries: both legs as `recall` asks them (the semantic leg fetches `hub_pool`
+    times its candidates), and the late-interaction leg over the memories they fetched
+    (reading the token states, decoding them, scoring the pool)."""
+    from ..embedding import query_embedding
+    from ..late import TokenStates, pool_scores
+
+    s = svc.retrieval
+    asked = [query_embedding(svc.embedder, q, "bench") for q in queries]
+    fetched = []
+    legs = timed(lambda i: fetched.append(svc.store.search(
+        queries[i], asked[i][0], rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates * s.hub_pool, strict=False)), range(len(queries)))
+    pools = [[m.reference for m in {h.memory.reference: h.memory for h in (*c.lexical, *c.semantic)}.values()] for c in fetched]
+    read: list[dict] = []
+    states = timed(lambda refs: read.append(svc.store.token_states(refs, rf)), pools)
+    decoded: list[list] = []
+    decode = timed(lambda got: decoded.append([TokenStates.from_bytes(b) for b in got.values()]), read)
+    if any(tokens is None for _, tokens in asked):  # an embedder without token states: no late leg
+        return {"recall_legs": legs}
+    score = timed(lambda i: pool_scores(asked[i][1].ids, asked[i][1].states, decoded[i]), range(len(queries)))
+    return {"recall_legs": legs, "late_states_read": states, "late_states_decoded": decode, "late_scoring": score,
+            "late_pool_memories": round(statistics.fmean(len(p) for p in decoded), 1),
+            "late_pool_tokens": round(statistics.fmean(sum(len(t.ids) for t in p) for p in decoded), 1)}
 
 
 def time_calls(fn, inputs, cpu: list[float] | None = None) -> list[float]:
@@ -320,6 +361,7 @@ def run(args: argparse.Namespace) -> int:
             figures["lexical_leg"] = timed(lambda q: svc.store.search(q, None, rf, lexical_k=k, semantic_k=0, strict=False), qs)
             if svc.embedder is not None:
                 figures["semantic_leg"] = timed(lambda v: svc.store.search("", v, rf, lexical_k=0, semantic_k=k, strict=False), vectors)
+                figures.update(recall_stages(svc, rf, qs))
             fresh = _fresh_queries(svc.embedder)
             for name, fn in {
                 "recall": lambda q: tools.recall(svc, principal, RecallInput(query=q)),
@@ -338,6 +380,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"[{label}] semantic leg against an exact scan × {args.exactness}", file=sys.stderr)
                 figures["semantic_recall_vs_exact"] = semantic_vs_exact(store, rf, vectors[: args.exactness], k)
             figures["lexical_overlap_vs_unpruned"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], k)
+            limit = SearchInput(query="x").limit
+            figures["strict_overlap_vs_fts5"] = lexical_vs_unpruned(store, rf, qs[: max(args.exactness, 50)], limit, strict=True)
+            figures["strict_scores_vs_fts5"] = strict_scores_vs_fts5(store, rf, qs[: max(args.exactness, 50)], limit)
+            # search_memory's leg as the store answers it, and as FTS5 alone answered it before the derived index did
+            figures["strict_leg"] = timed(lambda q: store.search(q, None, rf, lexical_k=limit, semantic_k=0, strict=True), qs)
+            fts5 = SQLiteStore(store.path, lexical_budget=0, text_index_rows=0)
+            figures["strict_leg_fts5"] = timed(lambda q: fts5.search(q, None, rf, lexical_k=limit, semantic_k=0, strict=True), qs)
+            fts5.close()
             report["sizes"][label] = figures
             store.close()
     if embedder is not None:
@@ -347,7 +397,8 @@ def run(args: argparse.Namespace) -> int:
     report["load_after"] = os.getloadavg()
     rows = []
     for label, f in report["sizes"].items():
-        for tool in ("recall", "search_memory", "recall_context", "remember", "passage_embedding", "lexical_leg", "semantic_leg"):
+        for tool in ("recall", "search_memory", "recall_context", "remember", "passage_embedding", "lexical_leg", "semantic_leg",
+                     "recall_legs", "late_states_read", "late_states_decoded", "late_scoring", "strict_leg", "strict_leg_fts5"):
             if tool not in f:
                 continue
             rows.append([label, tool, f[tool]["p50_ms"], f[tool]["p95_ms"], f[tool]["p99_ms"], f[tool].get("cpu_ms_mean", "-")])
@@ -358,9 +409,12 @@ def run(args: argparse.Namespace) -> int:
         + markdown_table(["memories", "tool", "p50 ms", "p95 ms", "p99 ms", "CPU ms (mean)"], rows)
         + "\n"
         + markdown_table(
-            ["memories", "stored", "ingest/s", "first query ms", "RSS MiB", "semantic recall vs exact", "lexical overlap vs unpruned"],
+            ["memories", "stored", "ingest/s", "first query ms", "RSS MiB", "semantic recall vs exact", "lexical overlap vs unpruned",
+             "strict overlap vs FTS5", "strict scores = FTS5's", "RSS anon / file MiB"],
             [[k, v["memories"], v["ingest_per_s"], v["first_query_ms"], v["process_memory_mib"].get("VmRSS"),
-              v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"]] for k, v in report["sizes"].items()],
+              v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"], v.get("strict_overlap_vs_fts5", "-"),
+              v.get("strict_scores_vs_fts5", "-"), f'{v["process_memory_mib"].get("RssAnon")} / {v["process_memory_mib"].get("RssFile")}']
+             for k, v in report["sizes"].items()],
         )
         + f"\nCold import of the tool path: {report['cold_import_ms']} ms\n"
         + (

@@ -33,7 +33,7 @@ from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
 from .shares import HolderShares, first_round
-from .textindex import CHANGES, TextIndex, bm25, log_change, trim_changes
+from .textindex import CHANGES, STRICT_POOL, TextIndex, bm25, log_change, trim_changes
 from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
@@ -221,7 +221,7 @@ class SQLiteStore:
         except StoreMismatch:
             self._conn.close()
             raise
-        self._vectors = VectorIndex(exact_vectors)
+        self._vectors = VectorIndex(exact_vectors, self.path.with_name(self.path.name + ".vectors"))
         self._lexical_budget = int(lexical_budget)
         self._text_index_rows = int(text_index_rows)
         self._text = TextIndex(self.path.with_name(self.path.name + ".text"))
@@ -384,8 +384,11 @@ class SQLiteStore:
             state = {"to": to.to_json(), "after": max(vectors)}
             conn.execute("INSERT OR REPLACE INTO store_pin (key, value) VALUES ('reindex', ?)", (json.dumps(state),))
 
+        saved = self._vectors.path
+        if saved is not None:  # its rows now hold other vectors under the same rowids: never map it again
+            saved.unlink(missing_ok=True)
         self._write(tx)
-        self._vectors = VectorIndex(self._vectors.exact_rows)  # rows changed in place: rebuild the cache
+        self._vectors = VectorIndex(self._vectors.exact_rows, saved)  # rows changed in place: rebuild (and save anew)
 
     def finish_reindex(self, to: Pin) -> None:
         """Every memory holds `to`'s vectors: record `to` as the file's embedder."""
@@ -568,7 +571,7 @@ class SQLiteStore:
             if terms and lexical_k > 0:
                 rows = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0  # the store's size, cheaply
                 share = self._shares.share(conn, rf.holders, rows)
-                ranked = None if strict else self._ranked_by_index(conn, terms, rf, lexical_k, share, rows)
+                ranked = self._ranked_by_index(conn, terms, rf, lexical_k, share, rows, strict)
                 if ranked is None:
                     kept = terms if strict else self._without_commonest(conn, terms, rows)
                     ranked = self._lexical(conn, fts_query(kept, strict=strict, context=self._context_weight > 0), rf, lexical_k, share)
@@ -651,32 +654,37 @@ class SQLiteStore:
         return [t for t in terms if t in kept]
 
     def _ranked_by_index(
-        self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float, rows: int
+        self, conn: sqlite3.Connection, terms: list[str], rf: ReadFilter, k: int, share: float, rows: int, strict: bool = False
     ) -> list[Hit] | None:
-        """The tolerant leg of a large store: candidates from the derived index (and the
-        rows changed since its last commit), those the caller may see scored exactly as
-        FTS5's bm25 (`textindex.bm25`), the k best, equal scores newest first. None
-        when FTS5 must answer: a small store, no usable index, or a filter so narrow
-        that `LEXICAL_WIDEST` candidates hold fewer than k visible matches. The first
-        round is sized by the caller's `share` of the rows (`shares.first_round`)."""
+        """The lexical leg of a large store, tolerant or `strict`: candidates from the
+        derived index (and the rows changed since its last commit), those the caller may
+        see scored exactly as FTS5's bm25 (`textindex.bm25`), the k best, equal scores
+        newest first. None when FTS5 must answer: a small store, no usable index, or a
+        filter so narrow that `LEXICAL_WIDEST` candidates hold fewer than k visible
+        matches. The first round is sized by the caller's `share` of the rows
+        (`shares.first_round`); the strict leg's by `STRICT_POOL` at least, and it widens
+        while the k-th best ties with every candidate (tantivy breaks ties by segment, FTS5
+        by time), so it returns FTS5's list."""
         if self._text_index_rows <= 0 or rows <= self._text_index_rows:
             return None
         lag = self._text.lagging(conn)
         if lag is None or len(lag) > LEXICAL_WIDEST:  # no index, or one far behind (its writer busy)
             return None
         where, params = where_clause(rf)
-        want = first_round(k, share, LEXICAL_POOL, LEXICAL_WIDEST)
+        want = first_round(k, share, STRICT_POOL if strict else LEXICAL_POOL, LEXICAL_WIDEST)
         while want <= LEXICAL_WIDEST:
-            found = self._text.candidates(terms, want, self._context_weight)
+            found = self._text.candidates(terms, want, self._context_weight, strict)
             pool = list(dict.fromkeys([*found, *lag]))
             created = dict(conn.execute(
                 f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(pool))})",
                 [*params, *pool],
             ).fetchall()) if pool else {}
-            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag)
+            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag, strict)
             if len(score) >= k or len(found) < want:
                 best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
-                return self._hits(conn, best, score)
+                if not (strict and len(found) == want and len(best) == k and min(score.values()) >= score[best[-1]]):
+                    return self._hits(conn, best, score)
+                # every candidate scores as the k-th: rows tied with it (the newest first) may lie past them
             want *= 8
         return None
 

@@ -6,7 +6,10 @@ costs as much as its commonest term's posting list. tantivy keeps block maxima o
 posting lists and skips the blocks that cannot reach the current top k (block-max WAND),
 so it finds candidates in about a millisecond at 100k memories (`xmemo bench latency`).
 Its BM25 is not FTS5's (another IDF, one field), so its order only chooses candidates:
-`bm25` then scores them exactly as FTS5's `bm25()` would, from the rows in SQLite.
+`bm25` then scores them exactly as FTS5's `bm25()` would, from the rows in SQLite. The
+strict leg (`search_memory`: every term, in the `words` column) asks it too: FTS5 scores
+every row that holds all the terms, which at 1M memories made `search_memory` slower than
+`recall`.
 
 Consistency. Every write of a full-text row also appends its rowid to `text_changes`
 in the same SQLite transaction. The index records, in `watermark.json` written after
@@ -36,7 +39,8 @@ from .fts5rank import row_score
 LAG = 256  # changes scored from SQLite before the index catches up
 COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
 REBUILD_LAG = 50_000  # changes kept in `text_changes`; an index further behind is rebuilt
-FORMAT = 1  # of the index's fields; an index of another format is rebuilt
+FORMAT = 2  # of the index's fields (2: `words` added for the strict leg); an index of another format is rebuilt
+STRICT_POOL = 8  # × k candidates the strict leg rescores (its order in tantivy weighs lengths otherwise)
 
 CHANGES = """CREATE TABLE IF NOT EXISTS text_changes (
     seq   INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -88,7 +92,7 @@ class TextIndex:
         self._missing = False
         # live rows per term in the current searcher's commit (a count query walks the whole
         # posting list: at 1M, most of the leg's time); a new searcher starts afresh
-        self._counts: tuple[object, dict[str, int]] = (None, {})
+        self._counts: tuple[object, dict[tuple[str, str], int]] = (None, {})
 
     # -- opening, building, catching up ----------------------------------------------------
     def _read_watermark(self) -> tuple[int, int] | None:
@@ -123,6 +127,7 @@ class TextIndex:
 
         sb = tantivy.SchemaBuilder()
         sb.add_unsigned_field("rowid", stored=False, indexed=True, fast=True)
+        sb.add_text_field("words", stored=False, tokenizer_name="whitespace", index_option="freq")  # the strict leg's
         # the FTS row's stems and its neighbours' context, each scored by tantivy's BM25 to
         # choose candidates; `terms` holds both only for FTS5's document frequencies
         sb.add_text_field("stems", stored=False, tokenizer_name="whitespace", index_option="freq")
@@ -154,11 +159,12 @@ class TextIndex:
         except (OSError, ValueError, RuntimeError):
             return None
 
-    def _document(self, rowid: int, stems: str, context: str):
+    def _document(self, rowid: int, words: str, stems: str, context: str):
         import tantivy
 
         doc = tantivy.Document()
         doc.add_unsigned("rowid", rowid)
+        doc.add_text("words", words)
         doc.add_text("stems", stems)
         doc.add_text("context", context)
         doc.add_text("terms", f"{stems} {context}")
@@ -177,8 +183,8 @@ class TextIndex:
         try:
             seq = conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0]
             top = 0
-            for rowid, stems, context in conn.execute("SELECT id, c1, c2 FROM memories_fts_content"):
-                writer.add_document(self._document(rowid, stems or "", context or ""))
+            for rowid, words, stems, context in conn.execute("SELECT id, c0, c1, c2 FROM memories_fts_content"):
+                writer.add_document(self._document(rowid, words or "", stems or "", context or ""))
                 top = max(top, rowid)
         finally:
             conn.execute("COMMIT")
@@ -211,8 +217,8 @@ class TextIndex:
             chunk = rowids[start : start + 500]
             # by query: tantivy-py's delete by term does not match an unsigned field's terms
             writer.delete_documents_by_query(tantivy.Query.term_set_query(self._schema, "rowid", chunk))
-            for rowid, (stems, context) in _texts(conn, chunk).items():
-                writer.add_document(self._document(rowid, stems, context))
+            for rowid, texts in _texts(conn, chunk).items():
+                writer.add_document(self._document(rowid, *texts))
         writer.commit()
         writer.wait_merging_threads()
         top = max(top, newest)
@@ -272,11 +278,12 @@ class TextIndex:
         return lag
 
     # -- searching -------------------------------------------------------------------------
-    def candidates(self, terms: list[str], limit: int, context_weight: float) -> list[int]:
+    def candidates(self, terms: list[str], limit: int, context_weight: float, strict: bool = False) -> list[int]:
         """Up to `limit` rowids by tantivy's BM25 (any term, on stems and on context
-        weighted by `context_weight`), best first. Each term is boosted by FTS5's IDF over
-        tantivy's (ln((N-n+½)/(n+½)), n in either column, against ln(1+(N-n+½)/(n+½)), n in
-        the field), so a common term weighs as little as in FTS5; a boost keeps block-max WAND."""
+        weighted by `context_weight`; `strict`: every term, on words), best first. Each term
+        is boosted by FTS5's IDF over tantivy's (ln((N-n+½)/(n+½)), n in either column
+        (strict: in words), against ln(1+(N-n+½)/(n+½)), n in the field), so a common term
+        weighs as little as in FTS5; a boost keeps block-max WAND."""
         import tantivy
 
         with self._lock:
@@ -285,6 +292,15 @@ class TextIndex:
             return []
         rows = searcher.num_docs
         clauses = []
+        if strict:
+            for t in terms:
+                n = searcher.doc_freq("words", t)
+                if n == 0:
+                    return []  # no row holds every term
+                boost = _idf(rows, n) / math.log1p((rows - n + 0.5) / (n + 0.5))
+                clauses.append((tantivy.Occur.Must, tantivy.Query.boost_query(tantivy.Query.term_query(schema, "words", t), boost)))
+            hits = searcher.search(tantivy.Query.boolean_query(clauses), limit=limit, count=False).hits
+            return [int(r) for r in searcher.fast_field_values("rowid", [a for _, a in hits])]
         for t in terms:
             n = searcher.doc_freq("terms", t)
             if n == 0:
@@ -301,10 +317,11 @@ class TextIndex:
         hits = searcher.search(query, limit=limit, count=False).hits
         return [int(r) for r in searcher.fast_field_values("rowid", [a for _, a in hits])]
 
-    def doc_freqs(self, conn: sqlite3.Connection, terms: list[str], lag: list[int]) -> dict[str, int]:
-        """Rows whose stems or context hold each term now: the index's live rows with it,
-        less the lagging rows it held at its commit, plus the lagging rows that hold it in
-        SQLite (tantivy's own `doc_freq` still counts deleted documents)."""
+    def doc_freqs(self, conn: sqlite3.Connection, terms: list[str], lag: list[int], field: str = "terms") -> dict[str, int]:
+        """Rows whose stems or context (`field` "words": whose words) hold each term now: the
+        index's live rows with it, less the lagging rows it held at its commit, plus the
+        lagging rows that hold it in SQLite (tantivy's own `doc_freq` still counts deleted
+        documents)."""
         import tantivy
 
         with self._lock:
@@ -316,35 +333,40 @@ class TextIndex:
         if searcher is None:
             return dict.fromkeys(terms, 0)
         for t in terms:
-            if t not in counts:
-                counts[t] = searcher.search(tantivy.Query.term_query(schema, "terms", t), limit=1).count
-        out = {t: counts[t] for t in terms}
+            if (field, t) not in counts:
+                counts[(field, t)] = searcher.search(tantivy.Query.term_query(schema, field, t), limit=1).count
+        out = {t: counts[(field, t)] for t in terms}
         if lag:
             held = tantivy.Query.term_set_query(schema, "rowid", lag)
-            now = [set((s or "").split()) | set((c or "").split()) for s, c in _texts(conn, lag).values()]
+            now = [set(w.split()) if field == "words" else set(s.split()) | set(c.split()) for w, s, c in _texts(conn, lag).values()]
             for t in terms:
-                had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, "terms", t)), (tantivy.Occur.Must, held)]), limit=1).count
+                had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, field, t)), (tantivy.Occur.Must, held)]), limit=1).count
                 out[t] += sum(t in words for words in now) - had
         return out
 
 
-def _texts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str]]:
-    """The stems and context of these full-text rows (those that still exist)."""
+def _texts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
+    """The words, stems and context of these full-text rows (those that still exist)."""
     out = {}
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]
-        for rowid, stems, context in conn.execute(f"SELECT id, c1, c2 FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-            out[rowid] = (stems or "", context or "")
+        for rowid, words, stems, context in conn.execute(
+            f"SELECT id, c0, c1, c2 FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        ):
+            out[rowid] = (words or "", stems or "", context or "")
     return out
 
 
 def bm25(
-    conn: sqlite3.Connection, index: TextIndex, terms: list[str], rowids: list[int], context_weight: float, lag: list[int]
+    conn: sqlite3.Connection, index: TextIndex, terms: list[str], rowids: list[int], context_weight: float, lag: list[int],
+    strict: bool = False,
 ) -> dict[int, float]:
     """The score FTS5's `bm25(memories_fts, 1, 1, context_weight)` gives each row for an
-    any-term query on `stems` and `context`, negated (higher is better), for the rows
-    that match. Row counts and lengths are FTS5's own (its averages record and docsize
-    table); document frequencies are the index's, corrected for the `lag` rows."""
+    any-term query on `stems` and `context` (`strict`: an every-term query on `words`),
+    negated (higher is better), for the rows that match. Row counts and lengths are
+    FTS5's own (its averages record and docsize table; a row's length counts every
+    column, as FTS5's does); document frequencies are the index's, corrected for the
+    `lag` rows."""
     if not rowids or not terms:
         return {}
     averages = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
@@ -354,13 +376,19 @@ def bm25(
     rows, avgdl = counts[0], sum(counts[1:]) / max(1, counts[0])
     if rows == 0 or avgdl == 0:
         return {}
-    idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag).items()}
+    idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag, "words" if strict else "terms").items()}
     marks = ",".join("?" * len(rowids))
     sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
     out: dict[int, float] = {}
-    for rowid, (stems, context) in _texts(conn, rowids).items():
-        near = context.split() if context_weight > 0 else []
-        score = row_score(idf, stems.split(), near, sum(_varints(sizes.get(rowid, b""))), avgdl, context_weight)
+    for rowid, (words, stems, context) in _texts(conn, rowids).items():
+        if strict:
+            own = words.split()
+            if not all(t in own for t in terms):
+                continue
+            near = []
+        else:
+            own, near = stems.split(), (context.split() if context_weight > 0 else [])
+        score = row_score(idf, own, near, sum(_varints(sizes.get(rowid, b""))), avgdl, context_weight)
         if score > 0:
             out[rowid] = score
     return out
