@@ -19,13 +19,22 @@ stores random letter strings reached 0.072, as much as a real paraphrase in a st
 one memory (0.073). So in a store at least as large as the semantic leg's candidate
 list, such a query is answered only when its best hit reaches `unknown_words_floor`
 (`semantic_floor_for`); a query that shares any vocabulary with the store, or asks a
-smaller one, keeps `semantic_floor`, so real paraphrases are not lost."""
+smaller one, keeps `semantic_floor`, so real paraphrases are not lost.
+
+A question about someone the store never heard of usually shares ordinary words with it
+("When did Jon go to the fair?" asked of a store about Caroline and Melanie) and lifts
+some turn moderately. What gives it away is its distinguishing word: a name (`names`, a
+capitalised word past the first) that no memory holds. In a crowded store such a query
+is answered only when its best hit reaches `unknown_names_floor` (`stranger`); a real
+question names people the store knows, and a strong hit still answers one with a typo
+in a name."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .embedding import Embedder
 
@@ -87,6 +96,37 @@ def semantic_floor_for(
     if words_known or top_lift is None or not crowded or top_lift >= unknown_words_floor:
         return semantic_floor
     return max(semantic_floor, unknown_words_floor)
+
+
+_NAME = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
+MAX_NAMES = 3  # the names a query is checked for (one strict lexical look each)
+
+
+def names(query: str) -> list[str]:
+    """The query's capitalised words past its first, not stop words, a possessive 's
+    dropped, at most `MAX_NAMES`: the people, places and things it asks about by name.
+    The first word is left out (any word may start a sentence with a capital); so is a
+    word in capitals throughout of two letters or fewer ("I", "OK")."""
+    from . import text
+
+    found: list[str] = []
+    for word in _NAME.findall(query)[1:]:
+        word = re.sub(r"['’]s$", "", word)
+        if not word[0].isupper() or (word.isupper() and len(word) <= 2) or text.is_stop_word(text.fold(word)):
+            continue
+        if word not in found:
+            found.append(word)
+    return found[:MAX_NAMES]
+
+
+def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, unknown: Callable[[str], bool], query: str) -> bool:
+    """Whether to answer this query with nothing: the store is `crowded`, the best hit
+    stays below `unknown_names_floor`, and one of the query's `names` is `unknown` to it
+    (no memory holds it). Asked only when the first two hold, so a strong or small-store
+    query pays for no look."""
+    if top_lift is None or not crowded or top_lift >= unknown_names_floor:
+        return False
+    return any(unknown(name) for name in names(query))
 
 
 def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
