@@ -131,14 +131,26 @@ def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, 
 
 def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
     """Whether a word of `query` (at least `shortest` letters, not a stop word) is the
-    start of a longer word of `content`: "auth" of "authentication", "config" of
-    "configuration". People type abbreviations a store's words never hold whole, and the
-    embedding model alone lifts them little (about as much as chance in a small store),
-    so a hit that a query word abbreviates carries evidence of its own."""
+    start of a longer word of `content` ("auth" of "authentication", "docs" of
+    "documentation": a plural abbreviation counts without its s), or a word of at least
+    `WHOLE` letters that `content` holds, whole or in a compound ("search", "Suche" of
+    "Volltextsuche"). People type abbreviations and single words where a memory says
+    more, and the embedding model alone lifts such questions little (about as much as
+    chance in a small store), so a hit sharing such a word carries evidence of its own.
+    Shorter whole words are left out: in a language without a stop list here they are
+    mostly function words ("avec", "von")."""
     from . import text
 
     asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
     if not asked:
         return False
     held = set(text.words(content))
-    return any(h.startswith(w) and len(h) > len(w) for w in asked for h in held)
+    return any(_starts_or_holds(w, h) for w in asked for h in held)
+
+
+WHOLE = 5
+
+
+def _starts_or_holds(word: str, held: str) -> bool:
+    start = word[:-1] if len(word) > 3 and word.endswith("s") else word
+    return (held.startswith(start) and len(held) > len(start)) or (len(word) >= WHOLE and word in held)
