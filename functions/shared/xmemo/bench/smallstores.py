@@ -87,11 +87,17 @@ def markdown(report: dict) -> str:
     parts = []
     for name in ("default", "floors_off"):
         r = report[name]
-        rows = [[k, v["questions"], f"{v['share']:.3f}"] for k, v in r["found_at_3"].items()]
+        rows = [[k, v["questions"], f"{v['share']:.3f}"] for k, v in sorted(r["found_at_3"].items(), key=_slice_order)]
         parts.append(f"### {name}: memory found in the top {TOP}\n\n" + markdown_table(["slice", "questions", "found@3"], rows))
         rows = [[k, v["queries"], f"{v['share']:.3f}"] for k, v in r["empty"].items()]
         parts.append(f"### {name}: answered with nothing\n\n" + markdown_table(["queries", "asked", "empty share"], rows))
     return "\n".join(parts)
+
+
+def _slice_order(item: tuple[str, dict]) -> tuple:
+    """'all' first, then sizes in order, then languages, kinds and forms."""
+    group, _, value = item[0].partition(" ")
+    return (["all", "size", "lang", "kind", "form"].index(group), int(value) if value.isdigit() else 0, value)
 
 
 def run(args: argparse.Namespace) -> int:
