@@ -52,14 +52,17 @@ def chat(tmp_path_factory, e5):
     return svc, dict(zip(turns, refs))
 
 
-# Questions about people the store never mentions, sharing words with its turns
-# ("bake", "neighbours", "dog", "pottery class") and lifting one of them moderately.
+# Questions about people the store never mentions, sharing words with its turns ("dog",
+# "brother", "kitchen") and lifting one of them moderately (all but the last were answered
+# with that turn before names counted).
 STRANGERS = [
-    "What did Gareth bake for his neighbours?",
     "Why did Priscilla adopt a dog?",
-    "How did Bartholomew feel about the pottery class?",
+    "What did Bartholomew cook for his brother?",
+    "What colour did Priscilla paint her kitchen?",
+    "When did Ingrid run the charity 5k?",
+    "Why did Gareth volunteer at the shelter?",
+    "Where did Evelyn go camping?",
     "When did Rosalind go hiking with her sister?",
-    "Which club did Evelyn join?",
 ]
 # The store's own questions, with typos in words and in a name.
 OWN = [

@@ -18,6 +18,7 @@ def test_the_first_word_short_capitals_and_stop_words_are_not():
     assert names("Is it The best?") == []  # a stop word in capitals
     assert names("Where did AWS and GCP differ?") == ["AWS", "GCP"]
     assert len(names("Ann met Bo, Cy, Di, Ed and Flo")) == MAX_NAMES
+    assert names("What did Caroline do in November, on a Sunday in Aug?") == ["Caroline"]  # dates are not names
 
 
 def test_a_stranger_needs_a_crowded_store_a_weak_hit_and_an_unknown_name():

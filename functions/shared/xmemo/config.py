@@ -300,7 +300,7 @@ class RetrievalSettings(_Group):
         "returned. Chosen with `xmemo bench locomo --sweep`.",
     )
     unknown_names_floor: float = Field(
-        0.11,
+        0.10,
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs when the query names someone or something no memory holds "

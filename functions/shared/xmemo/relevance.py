@@ -100,11 +100,21 @@ def semantic_floor_for(
 
 _NAME = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
 MAX_NAMES = 3  # the names a query is checked for (one strict lexical look each)
+# Capitalised words that name a date, not someone or something a memory must hold: a
+# store keeps when a memory was written as its date, and its text rarely names the month
+# ("What did Caroline do in November?"). English and German, full and short.
+CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday mon tue tues wed thu thurs fri sat sun januar februar marz juni juli
+    oktober dezember montag dienstag mittwoch donnerstag freitag samstag sonntag""".split()
+)
 
 
 def names(query: str) -> list[str]:
-    """The query's capitalised words past its first, not stop words, a possessive 's
-    dropped, at most `MAX_NAMES`: the people, places and things it asks about by name.
+    """The query's capitalised words past its first, not stop words nor `CALENDAR` words,
+    a possessive 's dropped, at most `MAX_NAMES`: the people, places and things it asks
+    about by name.
     The first word is left out (any word may start a sentence with a capital); so is a
     word in capitals throughout of two letters or fewer ("I", "OK")."""
     from . import text
@@ -112,7 +122,8 @@ def names(query: str) -> list[str]:
     found: list[str] = []
     for word in _NAME.findall(query)[1:]:
         word = re.sub(r"['’]s$", "", word)
-        if not word[0].isupper() or (word.isupper() and len(word) <= 2) or text.is_stop_word(text.fold(word)):
+        folded = text.fold(word)
+        if not word[0].isupper() or (word.isupper() and len(word) <= 2) or text.is_stop_word(folded) or folded in CALENDAR:
             continue
         if word not in found:
             found.append(word)
