@@ -306,7 +306,8 @@ class RetrievalSettings(_Group):
         description="Lift the best semantic hit needs when the query names someone or something no memory holds "
         "(`relevance.names`: a capitalised word past the first) and the caller sees at least `semantic_candidates` "
         "memories; below it nothing is returned (a question about people the store never heard of). -1 switches it "
-        "off. Chosen with `xmemo bench locomo --sweep`.",
+        "off. Chosen with `xmemo bench locomo --sweep`: the highest swept value that keeps LoCoMo's recall and "
+        "multi-hop R@10 >= 0.50 (docs/retrieval-quality.md, 'Abstention').",
     )
     abbreviation_floor: float = Field(
         0.03,
