@@ -19,13 +19,22 @@ stores random letter strings reached 0.072, as much as a real paraphrase in a st
 one memory (0.073). So in a store at least as large as the semantic leg's candidate
 list, such a query is answered only when its best hit reaches `unknown_words_floor`
 (`semantic_floor_for`); a query that shares any vocabulary with the store, or asks a
-smaller one, keeps `semantic_floor`, so real paraphrases are not lost."""
+smaller one, keeps `semantic_floor`, so real paraphrases are not lost.
+
+A question about someone the store never heard of usually shares ordinary words with it
+("When did Jon go to the fair?" asked of a store about Caroline and Melanie) and lifts
+some turn moderately. What gives it away is its distinguishing word: a name (`names`, a
+capitalised word past the first) that no memory holds. In a crowded store such a query
+is answered only when its best hit reaches `unknown_names_floor` (`stranger`); a real
+question names people the store knows, and a strong hit still answers one with a typo
+in a name."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib.resources import files
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .embedding import Embedder
 
@@ -89,16 +98,70 @@ def semantic_floor_for(
     return max(semantic_floor, unknown_words_floor)
 
 
+_NAME = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
+MAX_NAMES = 3  # the names a query is checked for (one strict lexical look each)
+# Capitalised words that name a date, not someone or something a memory must hold: a
+# store keeps when a memory was written as its date, and its text rarely names the month
+# ("What did Caroline do in November?"). English and German, full and short.
+CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday mon tue tues wed thu thurs fri sat sun januar februar marz juni juli
+    oktober dezember montag dienstag mittwoch donnerstag freitag samstag sonntag""".split()
+)
+
+
+def names(query: str) -> list[str]:
+    """The query's capitalised words past its first, not stop words nor `CALENDAR` words,
+    a possessive 's dropped, at most `MAX_NAMES`: the people, places and things it asks
+    about by name.
+    The first word is left out (any word may start a sentence with a capital); so is a
+    word in capitals throughout of two letters or fewer ("I", "OK")."""
+    from . import text
+
+    found: list[str] = []
+    for word in _NAME.findall(query)[1:]:
+        word = re.sub(r"['’]s$", "", word)
+        folded = text.fold(word)
+        if not word[0].isupper() or (word.isupper() and len(word) <= 2) or text.is_stop_word(folded) or folded in CALENDAR:
+            continue
+        if word not in found:
+            found.append(word)
+    return found[:MAX_NAMES]
+
+
+def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, unknown: Callable[[str], bool], query: str) -> bool:
+    """Whether to answer this query with nothing: the store is `crowded`, the best hit
+    stays below `unknown_names_floor`, and one of the query's `names` is `unknown` to it
+    (no memory holds it). Asked only when the first two hold, so a strong or small-store
+    query pays for no look."""
+    if top_lift is None or not crowded or top_lift >= unknown_names_floor:
+        return False
+    return any(unknown(name) for name in names(query))
+
+
 def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
     """Whether a word of `query` (at least `shortest` letters, not a stop word) is the
-    start of a longer word of `content`: "auth" of "authentication", "config" of
-    "configuration". People type abbreviations a store's words never hold whole, and the
-    embedding model alone lifts them little (about as much as chance in a small store),
-    so a hit that a query word abbreviates carries evidence of its own."""
+    start of a longer word of `content` ("auth" of "authentication", "docs" of
+    "documentation": a plural abbreviation counts without its s), or a word of at least
+    `WHOLE` letters that `content` holds, whole or in a compound ("search", "Suche" of
+    "Volltextsuche"). People type abbreviations and single words where a memory says
+    more, and the embedding model alone lifts such questions little (about as much as
+    chance in a small store), so a hit sharing such a word carries evidence of its own.
+    Shorter whole words are left out: in a language without a stop list here they are
+    mostly function words ("avec", "von")."""
     from . import text
 
     asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
     if not asked:
         return False
     held = set(text.words(content))
-    return any(h.startswith(w) and len(h) > len(w) for w in asked for h in held)
+    return any(_starts_or_holds(w, h) for w in asked for h in held)
+
+
+WHOLE = 5
+
+
+def _starts_or_holds(word: str, held: str) -> bool:
+    start = word[:-1] if len(word) > 3 and word.endswith("s") else word
+    return (held.startswith(start) and len(held) > len(start)) or (len(word) >= WHOLE and word in held)

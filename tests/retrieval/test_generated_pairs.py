@@ -1,0 +1,65 @@
+"""A new user's first day on generated stores (`xmemo.bench._agent_memories`: decisions,
+preferences and procedures in English, French, German and Korean, 1 to 50 memories):
+the short questions people type find their memory in the top 3, and random letters find
+nothing, every time. `xmemo bench smallstores` measures the same on more stores, with
+paraphrases and off-topic questions (docs/retrieval-quality.md)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.conftest import make_principal
+from xmemo import tools
+from xmemo.bench import _agent_memories as gen
+from xmemo.bench.locomo.abstention import nonsense_queries
+from xmemo.models import RecallInput, RememberInput
+
+pytestmark = pytest.mark.embedder
+ALICE = make_principal("alice")
+SIZES = (1, 5, 15, 50)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory, e5):
+    """One generated store per size (seeded), each with its pairs and references."""
+    from xmemo.config import Settings
+    from xmemo.services import Services
+    from xmemo.store.sqlite import SQLiteStore
+
+    rng = random.Random(2026)
+    made = []
+    for size in SIZES:
+        folder = tmp_path_factory.mktemp(f"pairs{size}")
+        svc = Services(Settings(data_dir=folder), SQLiteStore(folder / "xmemo.sqlite3"), e5)
+        pairs = gen.store(rng, size)
+        refs = [tools.remember(svc, ALICE, RememberInput(content=p.memory)).memory.reference for p in pairs]
+        made.append((svc, pairs, refs))
+    return made
+
+
+def test_the_generator_is_seeded_and_mixes_languages_and_kinds():
+    a, b = gen.store(random.Random(1), 50), gen.store(random.Random(1), 50)
+    assert a == b and len({p.memory for p in a}) == 50
+    assert {p.language for p in a} == set(gen.LANGUAGES) and {p.kind for p in a} == set(gen.KINDS)
+    assert gen.store(random.Random(2), 50) != a
+
+
+def test_abbreviated_questions_find_their_memory_in_the_top_3(stores):
+    found, missed = 0, []
+    for svc, pairs, refs in stores:
+        for p, ref in zip(pairs, refs):
+            hits = [h.reference for h in tools.recall(svc, ALICE, RecallInput(query=p.abbreviated, limit=3)).results]
+            found += ref in hits
+            if ref not in hits:
+                missed.append((len(pairs), p.abbreviated, p.memory))
+    asked = sum(len(p) for _, p, _ in stores)
+    assert found / asked >= 0.95, (found, asked, missed)
+
+
+def test_random_letters_find_nothing_every_time(stores):
+    rng = random.Random(40)
+    for svc, pairs, _ in stores:
+        for query in nonsense_queries(rng, 15):
+            assert tools.recall(svc, ALICE, RecallInput(query=query)).results == [], (len(pairs), query)
