@@ -45,7 +45,7 @@ FAST_RANKS := $(ENCODINGS_DIR)/o200k_base.ranks.marshal
 $(FAST_RANKS): $(STAMP) $(wildcard $(ENCODINGS_DIR)/*.tiktoken.gz) functions/shared/xmemo/tokens.py
 	$(PY) -m xmemo.tokens
 
-## make install: the virtual environments and the encodings' fast form (make run and make test do it too)
+## make install: the three virtual environments and the encodings' fast form (make test does it too; make run only creates .venv)
 install: venvs $(FAST_RANKS)
 
 # The console's browser tests drive Debian's chromium through its own chromedriver (as root, as CI runs).
