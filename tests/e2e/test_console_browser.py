@@ -4,7 +4,7 @@ through the system chromedriver, against a real local gateway.
 One person (alice) signs in with the link `make run` prints, finds a memory both ways,
 opens it, packs a small budget (checked against the API's own answer), supersedes a
 memory, forgets one and a filtered set after confirming, and exports; another person's
-(bob's) memories never appear. Each screen is saved to bench-out/console/ (the README
+(bob's) memories never appear. Each screen is saved to bench-out/console/ (docs/console.md
 shows a committed copy from one run, docs/console/)."""
 
 from __future__ import annotations

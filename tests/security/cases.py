@@ -10,7 +10,7 @@ from pathlib import Path
 
 COUNTS: Counter[str] = Counter()
 
-# `make test` leaves its figures here (bench-out/ is not committed); XMEMO_TEST_FIGURES moves them
+# `make test` leaves its figures here (bench-out/tests/ is not committed); XMEMO_TEST_FIGURES moves them
 FIGURES = Path(os.environ.get("XMEMO_TEST_FIGURES") or Path(__file__).resolve().parents[2] / "bench-out" / "tests")
 
 
