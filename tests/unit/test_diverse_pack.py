@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from xmemo import render
 from xmemo.models import Memory
 from xmemo.packing import pack
-from xmemo.retrieval import Ranked
+from xmemo.retrieval.fusion import Ranked
 from xmemo.tools import diverse_pack
 
 from tests.unit.test_fusion import diverse

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .ranking_profile import PROFILE
+from .retrieval.profile import PROFILE
 
 if TYPE_CHECKING:
     from .config import BedrockSettings

@@ -30,7 +30,7 @@ from .models import (
 from .ids import new_reference
 from .packing import Pack, PackedItem, pack
 from .pasted import without_terminal_escapes
-from . import relevance, render
+from . import render
 from .results import (
     Budget,
     ContextResult,
@@ -43,7 +43,8 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
+from .retrieval import relevance
+from .retrieval.fusion import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
 from .services import Services
 
 
@@ -250,7 +251,7 @@ def _late_leg(svc: Services, whole: Records, ranked: list[Ranked], pool: list[Me
         return ranked, {"used": False}
     if not ranked:
         return ranked, {"used": False, "reason": "nothing relevant"}
-    from .late import LAYER, TokenStates, pool_scores
+    from .retrieval.late import LAYER, TokenStates, pool_scores
 
     refs = [m.reference for m in pool]
     if whole.partial:

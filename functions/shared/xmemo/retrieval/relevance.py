@@ -36,7 +36,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Callable
 
-from .embedding import Embedder
+from ..embedding import Embedder
 
 if TYPE_CHECKING:  # numpy only where a vector is compared (a handler without a model never imports it)
     import numpy as np
@@ -117,7 +117,7 @@ def names(query: str) -> list[str]:
     about by name.
     The first word is left out (any word may start a sentence with a capital); so is a
     word in capitals throughout of two letters or fewer ("I", "OK")."""
-    from . import text
+    from .. import text
 
     found: list[str] = []
     for word in _NAME.findall(query)[1:]:
@@ -150,7 +150,7 @@ def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
     chance in a small store), so a hit sharing such a word carries evidence of its own.
     Shorter whole words are left out: in a language without a stop list here they are
     mostly function words ("avec", "von")."""
-    from . import text
+    from .. import text
 
     asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
     if not asked:

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from . import text
-from .config import RetrievalSettings
-from .models import Memory
-from .ranking_profile import PROFILE
-from .store.base import Candidates, Hit
-from .store.records import context_group
+from .. import text
+from ..config import RetrievalSettings
+from ..models import Memory
+from .profile import PROFILE
+from ..store.base import Candidates, Hit
+from ..store.records import context_group
 
 
 @dataclass
