@@ -1,5 +1,5 @@
 """Late interaction (MaxSim) over the embedder's token states, and the form the stores keep
-them in: `recall`'s late-interaction leg (`tools._late_leg`).
+them in: `recall`'s late-interaction leg (`pipeline._late_leg`).
 
 A memory's vector is the mean of its tokens' states, so a memory about something else
 that names the asked thing in passing ("just finished a fantasy series" for "what books
