@@ -39,3 +39,18 @@ def test_every_reading_tool_ranks_through_the_one_entry_point(svc, person, monke
     assert [i.reference for i in packed.items] == [stored.reference]
     # tolerant, strict with the caller's limit, tolerant with twice the pack's items per leg
     assert entered == [{"strict": False, "wanted": 0}, {"strict": True, "wanted": 7}, {"strict": False, "wanted": 80}]
+
+
+def test_the_plan_names_the_settings_an_override_moved_off_the_profile(svc, person):
+    from xmemo.retrieval.profile import PROFILE
+    from xmemo.services import Services
+
+    alice = person("alice")
+    tools.remember(svc, alice, RememberInput(content="The ferry to the island leaves at nine"))
+    moved = Services(svc.settings.model_copy(update={"late_weight": 0.25, "group_weight": 0.0, "min_useful_tokens": 30}), svc.store, svc.embedder, svc.clock)
+    same = {"name": PROFILE.name, "version": PROFILE.version}
+    for tool, inp in ((tools.recall, RecallInput(query="ferry")), (tools.search_memory, SearchInput(query="ferry"))):
+        assert tool(svc, alice, inp).retrieval_plan["profile"] == same
+        assert tool(moved, alice, inp).retrieval_plan["profile"] == {**same, "overridden": ["group_weight", "late_weight"]}
+    packed = tools.recall_context(moved, alice, ContextInput(query="ferry"))
+    assert packed.retrieval_plan["profile"] == {**same, "overridden": ["group_weight", "late_weight", "min_useful_tokens"]}

@@ -17,6 +17,7 @@ from ..embedding import Embedder, QueryTokens, query_embedding
 from ..models import Memory
 from ..packing import Pack, pack
 from . import relevance
+from .profile import PROFILE
 from .fusion import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def retrieve(
     embedding cache (`embedding.query_embedding`)."""
     if strict:
         cands = store.search(query, None, rf, lexical_k=wanted, semantic_k=0, strict=True)
-        plan = Plan(lexical={"mode": "all-terms", "candidates": len(cands.lexical)}, semantic={"used": False})
+        plan = Plan(PROFILE.identity(settings), lexical={"mode": "all-terms", "candidates": len(cands.lexical)}, semantic={"used": False})
         return Retrieved(lexical_only(cands)[:wanted], plan, Records(store, rf, cands.partial))
     return _tolerant(store, embedder, settings, query, rf, caller, wanted)
 
@@ -137,6 +138,7 @@ def _tolerant(
     late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
     ranked, late = _late_leg(store, s, whole, ranked, late_pool, tokens)
     plan = Plan(
+        PROFILE.identity(s),
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
             "embedder": embedder.name if embedder is not None else "none",
@@ -188,7 +190,7 @@ def _late_leg(
     return ranked, {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
 
 
-PACK_CANDIDATES_PER_ITEM = 2
+PACK_CANDIDATES_PER_ITEM = PROFILE.constants.pack_candidates_per_item
 
 
 def context_candidates(max_items: int) -> int:
@@ -209,6 +211,7 @@ def pack_context(
         whole=lambda rs: got.records.pages(rs, max_items),
     )
     got.plan.diversity = {"method": "word-jaccard", "threshold": settings.diversity_threshold, "skipped": skipped}
+    got.plan.profile = PROFILE.identity(settings, packing)  # the shortest useful cut is the profile's too
     return kept, packed
 
 

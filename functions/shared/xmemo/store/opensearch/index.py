@@ -128,7 +128,7 @@ def mappings(
 
 
 def profile_meta() -> dict[str, Any]:
-    """The ranking profile an index was created under (`ranking_profile.PROFILE`), in `_meta`."""
+    """The ranking profile an index was created under (`retrieval.profile.PROFILE`), in `_meta`."""
     from ...retrieval.profile import PROFILE
 
     return {"xmemo_profile": PROFILE.name, "xmemo_profile_version": PROFILE.version}
