@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from xmemo import text
-from xmemo.retrieval import hubness
+from xmemo.retrieval.fusion import hubness
 from xmemo.store import fts5rank
 from . import recall_replica, class_links, sparse_terms, semantic_pool
 from .recall_replica import fused, per_conversation, ranked

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xmemo import late
+from xmemo.retrieval import late
 from xmemo.e5.engine import E5Engine
 from xmemo.bench.locomo import multilingual
 from . import recall_replica, class_links, breadth, world_knowledge

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from xmemo import relevance
+from xmemo.retrieval import relevance
 from xmemo.config import RetrievalSettings, Settings
 from xmemo.embedding import make_embedder
-from xmemo.retrieval import boost_groups, discount_hubs, fuse, hubness
+from xmemo.retrieval.fusion import boost_groups, discount_hubs, fuse, hubness
 from xmemo.store.base import Candidates, Hit
 from xmemo.tools import _read_filter
 from xmemo.bench.locomo import data
@@ -453,7 +453,7 @@ def main() -> None:
     questions = collect(args.data, cache, args.sentences, args.captions)
     ideas = {**IDEAS, **(SENTENCE_IDEAS if args.sentences else {})}
     if args.hubs:
-        from ...relevance import background_texts
+        from xmemo.retrieval.relevance import background_texts
 
         union_hubness(questions, 30)
         background = cache.embed_passages(list(background_texts()))

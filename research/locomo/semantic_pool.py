@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xmemo.retrieval import Ranked, boost_groups, hubness
+from xmemo.retrieval.fusion import Ranked, boost_groups, hubness
 from . import recall_replica, class_links, sparse_terms
 from .recall_replica import SETTINGS, ranked
 from xmemo.bench.locomo.system import VectorCache

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xmemo.retrieval import Ranked, boost_groups, fuse
+from xmemo.retrieval.fusion import Ranked, boost_groups, fuse
 from xmemo.store.base import Candidates, Hit
 from . import recall_replica
 from .recall_replica import ranked, recall10

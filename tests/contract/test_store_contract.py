@@ -321,7 +321,7 @@ def test_token_states_are_stored_with_remember_and_read_within_the_read_filter(s
 
 # -- the ranking profile ------------------------------------------------------------------------
 def test_every_retrieval_plan_names_the_ranking_profile(svc, person):
-    from xmemo.ranking_profile import PROFILE
+    from xmemo.retrieval.profile import PROFILE
 
     alice = person("alice")
     remember(svc, alice, "The ferry to the island leaves at nine")

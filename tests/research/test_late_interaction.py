@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.research.test_world_knowledge import _tiny_locomo, run_on_tiny
-from xmemo import late
+from xmemo.retrieval import late
 from research.locomo import recall_replica, late_interaction
 
 
@@ -113,7 +113,7 @@ def test_the_replicas_leg_joins_as_recalls_does():
 
     from research.locomo import class_links, world_knowledge
     from xmemo.models import Memory
-    from xmemo.retrieval import Ranked, add_late_leg
+    from xmemo.retrieval.fusion import Ranked, add_late_leg
 
     at = datetime(2025, 1, 1, tzinfo=timezone.utc)
     memories = [Memory(reference=f"m{i}", type="note", content=str(i), location="x", bucket="b", owner="o",

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_principal
-from xmemo import relevance, render, tools
+from xmemo import render, tools
+from xmemo.retrieval import relevance
 from xmemo.models import ContextInput, RecallInput, RememberInput
 from xmemo.render import NO_MATCH
 

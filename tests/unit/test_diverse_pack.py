@@ -1,4 +1,4 @@
-"""`recall_context`'s pack of the diverse candidates (`tools.diverse_pack`): asked lazily,
+"""`recall_context`'s pack of the diverse candidates (`retrieval.pipeline.diverse_pack`): asked lazily,
 it packs, drops and counts exactly what the whole diversity check followed by the pack
 would, and stops checking candidates once the pack is full."""
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 from xmemo import render
 from xmemo.models import Memory
 from xmemo.packing import pack
-from xmemo.retrieval import Ranked
-from xmemo.tools import diverse_pack
+from xmemo.retrieval.fusion import Ranked
+from xmemo.retrieval.pipeline import diverse_pack
 
 from tests.unit.test_fusion import diverse
 

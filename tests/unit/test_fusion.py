@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xmemo import text
-from xmemo.retrieval import NearDuplicates, Ranked, _near, boost_groups, fuse
+from xmemo.retrieval.fusion import NearDuplicates, Ranked, _near, boost_groups, fuse
 from xmemo.store.base import Candidates, Hit
 
 

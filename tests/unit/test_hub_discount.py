@@ -12,7 +12,7 @@ from tests.conftest import make_principal
 from xmemo import tools
 from xmemo.config import Settings
 from xmemo.models import Memory, RecallInput, RememberInput
-from xmemo.retrieval import discount_hubs, fuse
+from xmemo.retrieval.fusion import discount_hubs, fuse
 from xmemo.store.base import Candidates, Hit
 
 

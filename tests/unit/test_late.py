@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xmemo import late
+from xmemo.retrieval import late
 
 
 def _unit(rows) -> np.ndarray:

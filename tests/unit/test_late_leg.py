@@ -10,9 +10,9 @@ from tests.conftest import make_principal
 from xmemo import tools
 from xmemo.auth import read_filter
 from xmemo.config import Settings
-from xmemo.late import LAYER, TokenStates
+from xmemo.retrieval.late import LAYER, TokenStates
 from xmemo.models import ContextInput, ListInput, Memory, RecallInput, RememberInput
-from xmemo.retrieval import Ranked, add_late_leg
+from xmemo.retrieval.fusion import Ranked, add_late_leg
 from xmemo.services import Services
 from xmemo.store.sqlite import SQLiteStore
 

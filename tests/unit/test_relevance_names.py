@@ -1,7 +1,7 @@
 """Which words of a query name someone or something (`relevance.names`), and when a name
 the store does not hold answers the query with nothing (`relevance.stranger`)."""
 
-from xmemo.relevance import MAX_NAMES, names, stranger
+from xmemo.retrieval.relevance import MAX_NAMES, names, stranger
 
 
 def test_capitalised_words_past_the_first_are_names():

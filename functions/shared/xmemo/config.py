@@ -14,6 +14,9 @@ from pydantic import ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .deferred import DeferredModel
+from .retrieval.profile import PROFILE
+
+RANKING = PROFILE.settings  # the ranking settings' defaults: one definition, in the profile
 
 Part = TypeVar("Part", bound="_Group")
 
@@ -229,50 +232,52 @@ class CaptureSettings(_Group):
 
 
 class RetrievalSettings(_Group):
-    """Candidates, fusion and the relevance floor of recall and recall_context."""
+    """Candidates, fusion and the relevance floor of recall and recall_context. Every default
+    is the ranking profile's (`retrieval.profile.PROFILE`); `retrieval_plan.profile` names
+    the ones a variable moved off it."""
 
-    lexical_candidates: int = Field(60, ge=1, le=1000, description="Lexical hits fetched before fusion.")
-    semantic_candidates: int = Field(60, ge=1, le=1000, description="Semantic hits fetched before fusion.")
+    lexical_candidates: int = Field(RANKING.lexical_candidates, ge=1, le=1000, description="Lexical hits fetched before fusion.")
+    semantic_candidates: int = Field(RANKING.semantic_candidates, ge=1, le=1000, description="Semantic hits fetched before fusion.")
     fusion: Literal["rrf", "minmax"] = Field(
-        "minmax",
+        RANKING.fusion,
         description="How the legs are fused: reciprocal ranks (`rrf`) or weighted scores min-max scaled per query (`minmax`).",
     )
-    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
-    lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
+    rrf_k: int = Field(RANKING.rrf_k, ge=1, description="Reciprocal-rank-fusion constant.")
+    lexical_weight: float = Field(RANKING.lexical_weight, ge=0, description="Weight of the lexical leg in fusion (its scores, or its ranks under `rrf`).")
     semantic_weight: float = Field(
-        0.7, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m research recall-replica --grid`)."
+        RANKING.semantic_weight, ge=0, description="Weight of the semantic leg in fusion (chosen with `python -m research recall-replica --grid`)."
     )
     group_weight: float = Field(
-        0.5,
+        RANKING.group_weight,
         ge=0,
         description="Share of the best fused score in a memory's context group (its location: one conversation or "
         "document) that the memory gains, relative to the query's best; 0 ranks memories alone.",
     )
     hub_weight: float = Field(
-        1.0,
+        RANKING.hub_weight,
         ge=0,
         description="How much a semantic hit loses for sitting near everything: this times the mean cosine of its "
-        "`hub_neighbours` nearest among the fetched hits (`retrieval.discount_hubs`); 0 ranks by cosine alone. "
+        "`hub_neighbours` nearest among the fetched hits (`retrieval.fusion.discount_hubs`); 0 ranks by cosine alone. "
         "Chosen with `python -m research recall-replica --hubs`.",
     )
-    hub_neighbours: int = Field(10, ge=1, le=100, description="Neighbours whose mean cosine measures a hit's hubness.")
+    hub_neighbours: int = Field(RANKING.hub_neighbours, ge=1, le=100, description="Neighbours whose mean cosine measures a hit's hubness.")
     hub_pool: int = Field(
-        4,
+        RANKING.hub_pool,
         ge=1,
         le=10,
         description="The semantic leg fetches this many times its candidates, and keeps the best once hubs are "
         "discounted (1: no wider fetch).",
     )
     late_weight: float = Field(
-        0.5,
+        RANKING.late_weight,
         ge=0,
-        description="Weight of the late-interaction leg (`xmemo.late`): the `late_candidates` memories of the fetched "
+        description="Weight of the late-interaction leg (`xmemo.retrieval.late`): the `late_candidates` memories of the fetched "
         "pool whose tokens best match the query's gain up to this share of the query's best score, and join the "
         "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m research late-interaction`.",
     )
-    late_candidates: int = Field(60, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
+    late_candidates: int = Field(RANKING.late_candidates, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
     late_pool: int = Field(
-        120,
+        RANKING.late_pool,
         ge=0,
         le=1000,
         description="Memories whose token states the late-interaction leg reads and scores: the best this many of the "
@@ -282,27 +287,27 @@ class RetrievalSettings(_Group):
         "(docs/retrieval-quality.md, \"The late leg's pool\").",
     )
     context_weight: float = Field(
-        0.5,
+        RANKING.context_weight,
         ge=0,
         description="BM25 weight of a memory's neighbouring context (the memories written just before and after it in the same location); 0 ignores it.",
     )
     semantic_floor: float = Field(
-        0.07,
+        RANKING.semantic_floor,
         ge=-1,
         le=2,
         description="Lift (cosine above the query's mean cosine to a fixed background of ordinary sentences, see "
-        "`xmemo.relevance`) a hit needs to count on semantic evidence; a hit only the semantic leg found and below "
+        "`xmemo.retrieval.relevance`) a hit needs to count on semantic evidence; a hit only the semantic leg found and below "
         "it is unrelated.",
     )
     relevance_floor: float = Field(
-        0.09,
+        RANKING.relevance_floor,
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs before memories that merely share some query words count "
         "(unless one memory holds every query term); below it only semantic evidence counts. -1 trusts words always.",
     )
     unknown_words_floor: float = Field(
-        0.085,
+        RANKING.unknown_words_floor,
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs when the store knows none of the query's words (typos, another "
@@ -310,7 +315,7 @@ class RetrievalSettings(_Group):
         "returned. Chosen with `xmemo bench locomo --sweep`.",
     )
     unknown_names_floor: float = Field(
-        0.10,
+        RANKING.unknown_names_floor,
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs when the query names someone or something no memory holds "
@@ -320,7 +325,7 @@ class RetrievalSettings(_Group):
         "multi-hop R@10 >= 0.50 (docs/retrieval-quality.md, 'Abstention').",
     )
     abbreviation_floor: float = Field(
-        0.03,
+        RANKING.abbreviation_floor,
         ge=-1,
         le=2,
         description="Lift a semantic hit needs when a query word abbreviates one of its words (`relevance.abbreviates`: "
@@ -328,18 +333,19 @@ class RetrievalSettings(_Group):
         "its own, so it counts from this lower floor.",
     )
     diversity_threshold: float = Field(
-        0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
+        RANKING.diversity_threshold, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
     )
 
 
 class PackingSettings(_Group):
-    """How recall_context counts and cuts tokens."""
+    """How recall_context counts and cuts tokens (the shortest useful cut is the ranking
+    profile's)."""
 
     encoding: Literal["o200k_base", "cl100k_base"] = Field(
         "o200k_base", description="tiktoken encoding that counts recall_context tokens."
     )
     min_useful_tokens: int = Field(
-        24, ge=1, description="recall_context shortens an item only if at least this many of its tokens fit."
+        RANKING.min_useful_tokens, ge=1, description="recall_context shortens an item only if at least this many of its tokens fit."
     )
 
 

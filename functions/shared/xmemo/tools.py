@@ -8,12 +8,11 @@ import hashlib
 import re
 import unicodedata
 from datetime import timedelta
-from itertools import islice
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .auth import READ, TEMPORARY, WRITE, Principal, check_team, read_filter
 from .errors import InvalidRequest, NotFound
-from .embedding import QueryTokens, passage_embeddings, query_embedding
+from .embedding import passage_embeddings
 from .models import (
     TTL_DEFAULT,
     ContextInput,
@@ -28,9 +27,8 @@ from .models import (
     boundary_of,
 )
 from .ids import new_reference
-from .packing import Pack, PackedItem, pack
+from .packing import PackedItem
 from .pasted import without_terminal_escapes
-from . import relevance, render
 from .results import (
     Budget,
     ContextResult,
@@ -43,7 +41,8 @@ from .results import (
     RememberResult,
     SearchResult,
 )
-from .retrieval import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
+from .retrieval import pipeline
+from .retrieval.fusion import Ranked
 from .services import Services
 
 
@@ -137,138 +136,15 @@ def _read_filter(svc: Services, principal: Principal, inp: Any):
     )
 
 
-class Records:
-    """The whole records of ranked candidates a store gave as `Candidates.partial` (only what
-    ranking reads): fetched for those a read returns, a page at a time, each once; a
-    candidate forgotten since the search is left out. With whole candidates, a no-op."""
-
-    def __init__(self, svc: Services, rf: Any, partial: bool):
-        self.store, self.rf, self.partial = svc.store, rf, partial
-        self.known: dict[str, Memory] = {}
-
-    def fetch(self, references: list[str], *, states: bool = False) -> dict[str, Memory]:
-        """Whole records (with token states when `states`) of `references`, kept for `fill`."""
-        got = self.store.memories(references, self.rf, states=states)
-        self.known.update(got)
-        return got
-
-    def fill(self, ranked: list[Ranked]) -> list[Ranked]:
-        if not self.partial:
-            return ranked
-        missing = [r.memory.reference for r in ranked if r.memory.reference not in self.known]
-        if missing:
-            self.fetch(missing)
-        out = []
-        for r in ranked:
-            memory = self.known.get(r.memory.reference)
-            if memory is not None:
-                r.memory = memory.model_copy(update={"token_states": None}) if memory.token_states is not None else memory
-                out.append(r)
-        return out
-
-    def pages(self, ranked: list[Ranked], size: int) -> Iterator[Ranked]:
-        """`ranked` whole, in order, fetched `size` at a time as the caller asks for more."""
-        for start in range(0, len(ranked), max(size, 1)):
-            yield from self.fill(ranked[start : start + size])
-
-    def first(self, ranked: list[Ranked], n: int) -> list[Ranked]:
-        return list(islice(self.pages(ranked, n), n))
-
-
-def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) -> tuple[list[Ranked], Plan, Records]:
-    """The tolerant retrieval `recall` and `recall_context` share: both legs, fused, and
-    nothing when nothing is relevant enough (`xmemo.relevance`). Each leg keeps its
-    setting's number of candidates, or `wanted` if more (a large pack); the semantic leg
-    fetches `hub_pool` times that and keeps the best once hubs are discounted. The ranked
-    memories may be partial: `Records` makes the ones returned whole."""
+def _retrieve(svc: Services, principal: Principal, inp: Any, *, strict: bool = False, wanted: int = 0) -> pipeline.Retrieved:
+    """A read that ranks: the caller's scope checked, its read filter built here (the one
+    place), then the one retrieval entry point (`retrieval.pipeline.retrieve`) over the
+    configured store; the plan records the request's filters."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
-    s = svc.retrieval
-    vector, tokens = query_embedding(svc.embedder, inp.query, principal.owner) if svc.embedder is not None else (None, None)
-    semantic_k = max(s.semantic_candidates, wanted)
-    pool = semantic_k * s.hub_pool if s.hub_weight > 0 else semantic_k
-    cands = svc.store.search(inp.query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=pool, strict=False)
-    whole = Records(svc, rf, cands.partial)
-    base = relevance.baseline(svc.embedder, vector) if vector is not None else 0.0
-    top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
-    every_term = False
-    if top_lift is not None and top_lift < s.relevance_floor:  # only weak queries pay for this look
-        every_term = bool(svc.store.search(inp.query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
-    trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
-    crowded = len(cands.semantic) >= s.semantic_candidates
-    words_known, fetched = bool(cands.lexical), len(cands.semantic)
-    floor = relevance.semantic_floor_for(words_known, top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    stranger = relevance.stranger(
-        top_lift, crowded, s.unknown_names_floor, lambda name: not svc.store.search(name, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical, inp.query
-    )
-    if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
-        cands.lexical, cands.semantic = [], []
-    in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
-    cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
-    abbreviated = frozenset()
-    if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
-        contents = {h.memory.reference: h.memory.content for h in cands.semantic}
-        if cands.partial and contents:
-            contents = {r: m.content for r, m in whole.fetch(list(contents)).items()}
-        abbreviated = frozenset(r for r, c in contents.items() if relevance.abbreviates(inp.query, c))
-    fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
-    ranked = boost_groups(fused, s.group_weight)
-    late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
-    ranked, late = _late_leg(svc, whole, ranked, late_pool, tokens)
-    plan = Plan(
-        lexical={"mode": "any-term", "candidates": len(cands.lexical)},
-        semantic={
-            "embedder": svc.embedder.name if svc.embedder is not None else "none",
-            "candidates": len(cands.semantic),
-            "fetched": fetched,
-            "hub_discount": {"weight": s.hub_weight, "neighbours": s.hub_neighbours},
-            "floor": floor,
-            "words_known": words_known,
-            "unknown_name": stranger,
-            "abbreviated": len(abbreviated),
-            "baseline": round(base, 4),
-            "top_lift": None if top_lift is None else round(top_lift, 4),
-            **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
-        },
-        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "group_weight": s.group_weight, "results": len(ranked)},
-        late=late,
-        filters=_filters_of(inp),
-        relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
-    )
-    return ranked, plan, whole
-
-
-def _late_leg(svc: Services, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None) -> tuple[list[Ranked], dict[str, Any]]:
-    """The late-interaction leg (`xmemo.late`) over `pool` (the best `late_pool` fused
-    memories, or all the legs fetched), joined to a ranking that is not empty
-    (`retrieval.add_late_leg`), and what it did for the plan. A memory without stored
-    states (or in a form this version does not read) is not scored. With partial
-    candidates the pool's states come with its whole records: the best of them are what
-    the read returns, so one round trip serves both."""
-    s = svc.retrieval
-    if tokens is None or s.late_weight <= 0:
-        return ranked, {"used": False}
-    if not ranked:
-        return ranked, {"used": False, "reason": "nothing relevant"}
-    from .late import LAYER, TokenStates, pool_scores
-
-    refs = [m.reference for m in pool]
-    if whole.partial:
-        stored = {r: m.token_states for r, m in whole.fetch(refs, states=True).items() if m.token_states is not None}
-    else:
-        stored = svc.store.token_states(refs, whole.rf)
-    scored: list[tuple[Memory, TokenStates]] = []
-    for m in pool:
-        try:
-            scored.append((m, TokenStates.from_bytes(stored[m.reference])))
-        except (KeyError, ValueError):
-            continue
-    scores = pool_scores(tokens.ids, tokens.states, [t for _, t in scored])
-    ranked = add_late_leg(ranked, [m for m, _ in scored], scores, s.late_weight, s.late_candidates)
-    return ranked, {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
-
-
-PACK_CANDIDATES_PER_ITEM = 2
+    got = pipeline.retrieve(svc.store, svc.embedder, svc.retrieval, inp.query, rf, caller=principal.owner, strict=strict, wanted=wanted)
+    got.plan.filters = _filters_of(inp)
+    return got
 
 
 def _hits(ranked: list[Ranked]) -> list[Hit]:
@@ -277,16 +153,13 @@ def _hits(ranked: list[Ranked]) -> list[Hit]:
 
 
 def recall(svc: Services, principal: Principal, inp: RecallInput) -> RecallResult:
-    ranked, plan, whole = _candidates(svc, principal, inp)
-    return RecallResult(results=_hits(whole.first(ranked, inp.limit)), retrieval_plan=plan.as_dict())
+    got = _retrieve(svc, principal, inp)
+    return RecallResult(results=_hits(got.first(inp.limit)), retrieval_plan=got.plan.as_dict())
 
 
 def search_memory(svc: Services, principal: Principal, inp: SearchInput) -> SearchResult:
-    principal.require(READ)
-    rf = _read_filter(svc, principal, inp)
-    cands = svc.store.search(inp.query, None, rf, lexical_k=inp.limit, semantic_k=0, strict=True)
-    plan = Plan(lexical={"mode": "all-terms", "candidates": len(cands.lexical)}, semantic={"used": False}, filters=_filters_of(inp))
-    return SearchResult(results=_hits(lexical_only(cands)[: inp.limit]), retrieval_plan=plan.as_dict())
+    got = _retrieve(svc, principal, inp, strict=True, wanted=inp.limit)
+    return SearchResult(results=_hits(got.first(inp.limit)), retrieval_plan=got.plan.as_dict())
 
 
 def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
@@ -297,39 +170,10 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
     )
 
 
-def diverse_pack(
-    ranked: list[Ranked], threshold: float, max_items: int, max_tokens: int, encoding: str, min_useful_tokens: int,
-    whole: Callable[[list[Ranked]], Iterable[Ranked]] = iter,
-) -> tuple[list[Ranked], Pack, int]:
-    """The pack of the candidates that do not nearly repeat one kept before them, the kept
-    ones (`Pack` indexes them) and the near-duplicates skipped. The pack asks for the next
-    candidate only while it has room, so the diversity check and the rendering of the ~100
-    candidates a full pack never reaches are not done (nor their records fetched: `whole`
-    yields the candidates whole, `Records.pages`); what it packs and drops is what the
-    check over the whole list, then `pack`, would give."""
-    near_duplicates = NearDuplicates(threshold)
-    kept: list[Ranked] = []
-
-    def contents():
-        for r in whole(ranked):
-            if near_duplicates.keeps(r.memory.content):
-                kept.append(r)
-                yield render.as_data(r.memory.content)
-
-    packed = pack(contents(), max_items=max_items, max_tokens=max_tokens, encoding=encoding, min_useful_tokens=min_useful_tokens, total=len(ranked))
-    return kept, packed, near_duplicates.skipped
-
-
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
-    # twice what the pack may hold per leg: with 60 a 50-item pack used up nearly every candidate
-    ranked, plan, whole = _candidates(svc, principal, inp, wanted=PACK_CANDIDATES_PER_ITEM * inp.max_items)
+    got = _retrieve(svc, principal, inp, wanted=pipeline.context_candidates(inp.max_items))
     s = svc.packing
-    kept, packed, skipped = diverse_pack(
-        ranked, svc.retrieval.diversity_threshold, inp.max_items, inp.max_tokens, s.encoding, s.min_useful_tokens,
-        whole=lambda rs: whole.pages(rs, inp.max_items),
-    )
-    # near-duplicates met before the pack was full; `dropped` counts every candidate left out
-    plan.diversity = {"method": "word-jaccard", "threshold": svc.retrieval.diversity_threshold, "skipped": skipped}
+    kept, packed = pipeline.pack_context(got, svc.retrieval, s, inp.max_items, inp.max_tokens)
     items = [_pack_item(kept[p.index], p) for p in packed.items]
     budget = Budget(
         max_items=inp.max_items,
@@ -341,7 +185,7 @@ def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> Co
         encoding=s.encoding,
     )
     return ContextResult(
-        query=inp.query, retrieval_plan=plan.as_dict(), budget=budget, items=items, context_text=packed.context_text
+        query=inp.query, retrieval_plan=got.plan.as_dict(), budget=budget, items=items, context_text=packed.context_text
     )
 
 

@@ -275,7 +275,7 @@ def recall_stages(svc: Services, rf, queries: list[str]) -> dict:
     times its candidates), and the late-interaction leg over the memories they fetched
     (reading the token states, decoding them, scoring the pool)."""
     from ..embedding import query_embedding
-    from ..late import TokenStates, pool_scores
+    from ..retrieval.late import TokenStates, pool_scores
 
     s = svc.retrieval
     asked = [query_embedding(svc.embedder, q, "bench") for q in queries]

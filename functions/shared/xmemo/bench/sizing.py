@@ -31,7 +31,7 @@ def memory_bytes(content_chars: int, dimension: int, hnsw_m: int) -> dict[str, f
     the HNSW graph held in native memory (OpenSearch's estimate 1.1 × (4 d + 8 m))."""
     import numpy as np
 
-    from ..late import TokenStates
+    from ..retrieval.late import TokenStates
     from ..models import Memory
     from ..store.opensearch import queries as q
     from .store import WORDS

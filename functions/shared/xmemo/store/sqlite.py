@@ -29,6 +29,7 @@ from ..auth import ReadFilter
 from ..errors import InvalidRequest, StoreMismatch, StoreUnavailable
 from ..models import Memory
 from ..pin import REINDEX, Pin, mismatch
+from ..retrieval.profile import PROFILE
 from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
@@ -179,7 +180,7 @@ class SQLiteStore:
         path: str | Path,
         busy_timeout_ms: int = 5000,
         *,
-        context_weight: float = 0.5,
+        context_weight: float = PROFILE.settings.context_weight,
         cache_mib: int = 64,
         mmap_mib: int = 256,
         exact_vectors: int = EXACT_ROWS,

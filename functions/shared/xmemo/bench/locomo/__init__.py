@@ -13,17 +13,14 @@ from pathlib import Path
 
 from ...config import Settings
 from ...embedding import make_embedder
+from ...retrieval.profile import PROFILE
 from . import data, multilingual, stores
 from .._report import save
 from .report import markdown, plot, systems_dict
 from .evaluate import evaluate
 from .sweep import Sweep
 
-RETRIEVAL_SETTINGS = (
-    "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight", "group_weight",
-    "semantic_floor", "relevance_floor", "unknown_words_floor", "unknown_names_floor", "diversity_threshold", "min_useful_tokens",
-    "hub_weight", "hub_neighbours", "hub_pool", "late_weight", "late_candidates", "late_pool",
-)
+RETRIEVAL_SETTINGS = PROFILE.settings.names()  # the ranking settings, as the profile lists them
 
 
 def register(sub) -> None:
@@ -106,6 +103,7 @@ def measure(args, conversations, settings: Settings, embedder, store, label: str
         "questions": outcome.questions,
         "systems": systems_dict(outcome),
         "abstention": outcome.abstention.summary(),
+        "profile": PROFILE.identity(settings),
         "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
         "run": {
             "data": str(args.data),

@@ -31,6 +31,10 @@ def systems_dict(outcome: Outcome) -> dict[str, Any]:
 def markdown(report: dict[str, Any]) -> str:
     metrics = [f"recall@{k}" for k in KS] + [f"coverage@{b}" for b in BUDGETS]
     parts = [f"## LoCoMo retrieval ({report['questions']} questions, {report['run']['turns']} turns)\n"]
+    if "profile" in report:  # the ranking profile the figures were measured with, and what an override moved
+        p = report["profile"]
+        moved = f"; overridden: {', '.join(p['overridden'])}" if p.get("overridden") else ""
+        parts.append(f"Ranking profile: {p['name']} version {p['version']}{moved}\n")
     rows = [[name, *(f"{sys.get(m, 0):.3f}" for m in metrics)] for name, sys in report["systems"].items()]
     parts.append(markdown_table(["system", *metrics], rows))
     tokens = [[name, *(sys.get(f"tokens@{b}", "") for b in BUDGETS)] for name, sys in report["systems"].items()]

@@ -39,7 +39,7 @@ from ...config import RetrievalSettings, Settings
 from ...store import records
 from ...store.base import Candidates, Hit
 from ...store.textindex import _varints
-from ...retrieval import boost_groups, fuse
+from ...retrieval.fusion import boost_groups, fuse
 from ...tools import _read_filter
 from .._report import save
 from . import data, stores

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ...models import Memory
+from ...retrieval.profile import PROFILE
 from .. import records
 from . import queries as q
 
@@ -139,7 +140,7 @@ def rebuild(
     index: str,
     embed: Callable[[list[str]], tuple[Sequence[Sequence[float]], Sequence[bytes | None]]] | None = None,
     page: int = 500,
-    context_weight: float = 0.5,
+    context_weight: float = PROFILE.settings.context_weight,
     re_embed: bool = False,
 ) -> int:
     """Recompute every document's `ranked_fields` (from its search text and the context; an

@@ -128,8 +128,8 @@ def mappings(
 
 
 def profile_meta() -> dict[str, Any]:
-    """The ranking profile an index was created under (`ranking_profile.PROFILE`), in `_meta`."""
-    from ...ranking_profile import PROFILE
+    """The ranking profile an index was created under (`retrieval.profile.PROFILE`), in `_meta`."""
+    from ...retrieval.profile import PROFILE
 
     return {"xmemo_profile": PROFILE.name, "xmemo_profile_version": PROFILE.version}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ...retrieval.profile import PROFILE
 from . import context
 from .index import MAPPING_VERSION, concrete_name, index_body, mappings, vectors_tag
 
@@ -34,7 +35,7 @@ class IndexPlan:
     embedder: str | None = None
     digest: str | None = None  # the embedder's model-file sha256 (`xmemo.pin`; None: no file, as for Bedrock)
     embed: Embed | None = None
-    context_weight: float = 0.5  # the ratio `records.ranked_terms` writes into every document
+    context_weight: float = PROFILE.settings.context_weight  # the ratio `records.ranked_terms` writes into every document
     states: bool = True
     # A move's copy: `reindex_slices` `_reindex` calls over disjoint slices of the source
     # (`source.slice`), one after the other, each throttled to `reindex_rate` documents a

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from ... import text
 from ...auth import ReadFilter
 from ...models import Memory
+from ...retrieval.profile import PROFILE
 from .. import records
 
 # Fields a caller gets back; the embedding and the derived search texts stay in the index.
@@ -56,7 +57,7 @@ DOCUMENT = records.Codec(
 )
 
 
-def to_document(memory: Memory, context_weight: float = 0.5) -> dict[str, Any]:
+def to_document(memory: Memory, context_weight: float = PROFILE.settings.context_weight) -> dict[str, Any]:
     """The record's fields, the search text, its ranked terms (no neighbours yet: the
     context rewrite adds theirs) and the vector; None values are left out."""
     doc = records.to_record(memory, DOCUMENT)

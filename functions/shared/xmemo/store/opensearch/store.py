@@ -18,6 +18,7 @@ from ...auth import ReadFilter
 from ...config import BedrockSettings, OpenSearchSettings, Settings
 from ...errors import StoreMismatch, StoreUnavailable
 from ...models import Memory
+from ...retrieval.profile import PROFILE
 from .. import records
 from ..base import Candidates, Hit
 from . import context as ctx
@@ -40,7 +41,7 @@ class OpenSearchStore:
         client: Any = None,
         caller: Caller | None = None,
         embedder: str | None = None,
-        context_weight: float = 0.5,
+        context_weight: float = PROFILE.settings.context_weight,
         digest: str | None = None,
     ):
         """`embedder`, `dimension`, `digest`: the vectors this process makes (`xmemo.pin`)."""

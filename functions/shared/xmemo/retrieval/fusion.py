@@ -3,16 +3,19 @@ recency as the tie-breaker, and diversity for context packs."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from . import text
-from .config import RetrievalSettings
-from .models import Memory
-from .ranking_profile import PROFILE
-from .store.base import Candidates, Hit
-from .store.records import context_group
+from .. import text
+from ..config import RetrievalSettings
+from ..models import Memory
+from .profile import PROFILE
+from ..store.base import Candidates, Hit
+from ..store.records import context_group
+
+TIE_DIGITS = PROFILE.constants.tie_digits  # scores equal to this many decimals tie: the newer memory first
 
 
 @dataclass
@@ -26,8 +29,10 @@ class Ranked:
 
 @dataclass
 class Plan:
-    """What retrieval did, reported as the pack's `retrieval_plan`."""
+    """What retrieval did, reported as the pack's `retrieval_plan`: first the ranking profile
+    it ran with (`RankingProfile.identity`, with the settings an override moved off it)."""
 
+    profile: dict[str, Any] = field(default_factory=PROFILE.identity)
     lexical: dict[str, Any] = field(default_factory=dict)
     semantic: dict[str, Any] = field(default_factory=dict)
     fusion: dict[str, Any] = field(default_factory=dict)
@@ -38,7 +43,7 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "profile": PROFILE.identity(),
+            "profile": self.profile,
             "lexical": self.lexical,
             "semantic": self.semantic,
             "fusion": self.fusion,
@@ -99,7 +104,7 @@ def fuse(
     `relevance.abbreviates`) count from `abbreviation_floor`, if lower than `floor`."""
     floor = settings.semantic_floor if floor is None else floor
     lift = {h.memory.reference: h.score - baseline for h in cands.semantic}
-    lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -2.0) >= floor]
+    lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -math.inf) >= floor]
     by_ref: dict[str, Ranked] = {}
     for rank, hit in enumerate(lexical, 1):
         r = by_ref.setdefault(hit.memory.reference, Ranked(hit.memory, 0.0))
@@ -123,7 +128,7 @@ def fuse(
     else:
         _add_scaled(by_ref, lexical, settings.lexical_weight)
         _add_scaled(by_ref, cands.semantic, settings.semantic_weight, semantic_scores)
-    return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+    return sorted(by_ref.values(), key=lambda r: (-round(r.score, TIE_DIGITS), -r.memory.created_at.timestamp()))
 
 
 def _add_scaled(by_ref: dict[str, Ranked], hits: list, weight: float, scores: dict[str, float] | None = None) -> None:
@@ -159,7 +164,7 @@ def boost_groups(ranked: list[Ranked], weight: float) -> list[Ranked]:
         best[key] = max(best.get(key, r.score), r.score)
     for key, r in zip(keys, ranked):
         r.score += weight * best[key] / top
-    return sorted(ranked, key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+    return sorted(ranked, key=lambda r: (-round(r.score, TIE_DIGITS), -r.memory.created_at.timestamp()))
 
 
 def add_late_leg(ranked: list[Ranked], pool: list[Memory], scores: Any, weight: float, keep: int) -> list[Ranked]:
@@ -192,13 +197,13 @@ def add_late_leg(ranked: list[Ranked], pool: list[Memory], scores: Any, weight: 
         if r is None:
             r = by_ref[memory.reference] = Ranked(memory, 0.0)
         r.score += weight * top * float(s[i] / s.max())
-    return sorted(by_ref.values(), key=lambda r: (-round(r.score, 12), -r.memory.created_at.timestamp()))
+    return sorted(by_ref.values(), key=lambda r: (-round(r.score, TIE_DIGITS), -r.memory.created_at.timestamp()))
 
 
 def lexical_only(cands: Candidates) -> list[Ranked]:
     """Strict ranking: lexical score, then recency."""
     ranked = [Ranked(h.memory, h.score, lexical_rank=i) for i, h in enumerate(cands.lexical, 1)]
-    return sorted(ranked, key=lambda r: (-round(r.score, 9), -r.memory.created_at.timestamp()))
+    return sorted(ranked, key=lambda r: (-round(r.score, PROFILE.constants.strict_tie_digits), -r.memory.created_at.timestamp()))
 
 
 class NearDuplicates:

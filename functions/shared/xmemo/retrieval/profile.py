@@ -1,0 +1,136 @@
+"""The ranking profile: every constant that decides what retrieval returns, in one named,
+versioned place, with what it was fitted on and by which metric.
+
+Two kinds of constant live here. `RankingSettings` are the defaults of the settings an
+operator may override (`config.RetrievalSettings` and `PackingSettings` take their defaults
+from here, and `XMEMO_*` variables move them): candidates and pools, fusion weights, the
+location-group boost, neighbouring context, the hub discount, the late-interaction leg, the
+relevance floors, diversity, the shortest useful cut. `RankingConstants` are fixed in code
+(the package's modules read them from here): the late leg's layer and IDF smoothing, the
+limits of name and abbreviation evidence, how many candidates a pack asks for per item, the
+precision at which two scores tie. No other module of `xmemo.retrieval` defines a number
+that changes results (tests/unit/test_ranking_profile.py reads their source to check).
+
+Today's profile was fitted on LoCoMo's dev split (conversations), choosing each constant by
+recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`). Any change to
+one of its values that changes results bumps `version`.
+
+A store records the profile it was created under beside its embedder (`xmemo.pin`), and
+`retrieval_plan.profile` names the profile a result was ranked with, and which of its
+settings an override moved (`identity`), so a figure, a stored store and an answer can be
+tied to the constants that ran."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """The defaults of the ranking settings (each documented in `config.RetrievalSettings`
+    and `config.PackingSettings`, field by field of the same name)."""
+
+    lexical_candidates: int
+    semantic_candidates: int
+    fusion: Literal["rrf", "minmax"]
+    rrf_k: int
+    lexical_weight: float
+    semantic_weight: float
+    group_weight: float
+    hub_weight: float
+    hub_neighbours: int
+    hub_pool: int
+    late_weight: float
+    late_candidates: int
+    late_pool: int
+    context_weight: float
+    semantic_floor: float
+    relevance_floor: float
+    unknown_words_floor: float
+    unknown_names_floor: float
+    abbreviation_floor: float
+    diversity_threshold: float
+    min_useful_tokens: int
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(self))
+
+
+@dataclass(frozen=True)
+class RankingConstants:
+    """The constants fixed in code, no setting to move them."""
+
+    late_layer: int  # the embedder layer whose token states the late leg compares (`late.LAYER`)
+    late_idf_smoothing: float  # BM25's +0.5 in the late leg's IDF of a question token (`late`)
+    pack_candidates_per_item: int  # candidates per leg a pack asks for, per item it may hold (`pipeline`)
+    names_checked: int  # a query's names looked up in the store at most (`relevance.MAX_NAMES`)
+    name_short_capitals: int  # a word all in capitals this short or shorter is no name ("I", "OK")
+    abbreviation_shortest: int  # a query word shorter than this abbreviates nothing (`relevance.abbreviates`)
+    abbreviation_whole: int  # a query word this long counts when a memory holds it whole or compounded
+    abbreviation_plural: int  # a query word longer than this and ending in s abbreviates without its s
+    tie_digits: int  # fused scores equal to this many decimals tie (newest first)
+    strict_tie_digits: int  # the same for `search_memory`'s lexical scores
+
+
+@dataclass(frozen=True)
+class RankingProfile:
+    name: str
+    version: int
+    fitted_on: str
+    metric: str
+    settings: RankingSettings
+    constants: RankingConstants
+
+    def identity(self, *groups: Any) -> dict[str, Any]:
+        """What `retrieval_plan.profile` reports and a store records: name and version, and,
+        given the settings groups a read ran with, the ones of this profile's settings an
+        override moved off it (`overridden`, only when there are some)."""
+        out: dict[str, Any] = {"name": self.name, "version": self.version}
+        moved = sorted({n for g in groups for n in self.settings.names() if n in type(g).model_fields and getattr(g, n) != getattr(self.settings, n)})
+        if moved:
+            out["overridden"] = moved
+        return out
+
+
+PROFILE = RankingProfile(
+    name="locomo-recall",
+    version=1,
+    fitted_on="LoCoMo dev split (conversations)",
+    metric="recall@10 and coverage@1500",
+    settings=RankingSettings(
+        lexical_candidates=60,
+        semantic_candidates=60,
+        fusion="minmax",
+        rrf_k=60,
+        lexical_weight=1.0,
+        semantic_weight=0.7,
+        group_weight=0.5,
+        hub_weight=1.0,
+        hub_neighbours=10,
+        hub_pool=4,
+        late_weight=0.5,
+        late_candidates=60,
+        late_pool=120,
+        context_weight=0.5,
+        semantic_floor=0.07,
+        relevance_floor=0.09,
+        unknown_words_floor=0.085,
+        unknown_names_floor=0.10,
+        abbreviation_floor=0.03,
+        diversity_threshold=0.95,
+        min_useful_tokens=24,
+    ),
+    constants=RankingConstants(
+        late_layer=11,
+        late_idf_smoothing=0.5,
+        pack_candidates_per_item=2,
+        names_checked=3,
+        name_short_capitals=2,
+        abbreviation_shortest=3,
+        abbreviation_whole=5,
+        abbreviation_plural=3,
+        tie_digits=12,
+        strict_tie_digits=9,
+    ),
+)
