@@ -327,6 +327,29 @@ class RetrievalSettings(_Group):
         "'auth' of 'authentication') and the store is smaller than `semantic_candidates`; such a hit has evidence of "
         "its own, so it counts from this lower floor.",
     )
+    evidence_cut: float = Field(
+        0.85,
+        ge=0,
+        le=1,
+        description="recall and recall_context keep a note only when its own evidence for the query (`xmemo.evidence`: "
+        "its lift, plus the weighted IDF share of the query's terms it holds and its late-interaction score) is at least "
+        "this share of the best note's; 0 keeps every candidate. A conversation's turns are not cut. Fitted on the dev "
+        "half of `xmemo bench notes`.",
+    )
+    evidence_floor: float = Field(
+        0.18,
+        ge=-1,
+        le=2,
+        description="The evidence (`evidence_cut`'s measure) the best note needs for recall and recall_context to "
+        "answer at all; below it they answer with nothing (a question about nothing stored). -1 switches it off. "
+        "Fitted on the dev half of `xmemo bench notes`.",
+    )
+    evidence_coverage_weight: float = Field(
+        0.05, ge=0, le=2, description="Weight, in a note's evidence, of the IDF-weighted share of the query's terms it holds."
+    )
+    evidence_late_weight: float = Field(
+        0.2, ge=0, le=2, description="Weight, in a note's evidence, of its late-interaction score (`xmemo.late`)."
+    )
     diversity_threshold: float = Field(
         0.95, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
     )

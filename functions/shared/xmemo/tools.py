@@ -30,7 +30,7 @@ from .models import (
 from .ids import new_reference
 from .packing import Pack, PackedItem, pack
 from .pasted import without_terminal_escapes
-from . import relevance, render
+from . import evidence, relevance, render
 from .results import (
     Budget,
     ContextResult,
@@ -204,6 +204,7 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
     in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
+    lifts = {h.memory.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     abbreviated = frozenset()
     if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
@@ -214,7 +215,9 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
     ranked = boost_groups(fused, s.group_weight)
     late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
-    ranked, late = _late_leg(svc, whole, ranked, late_pool, tokens)
+    ranked, late, late_scores = _late_leg(svc, whole, ranked, late_pool, tokens)
+    head = getattr(inp, "limit", None) or inp.max_items  # what the read returns at most: the records it fetches anyway
+    ranked, cut = evidence.cut(inp.query, ranked, whole.fill, lifts, late_scores, s, head, crowded)
     plan = Plan(
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
         semantic={
@@ -234,22 +237,26 @@ def _candidates(svc: Services, principal: Principal, inp: Any, wanted: int = 0) 
         late=late,
         filters=_filters_of(inp),
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
+        cut=cut,
     )
     return ranked, plan, whole
 
 
-def _late_leg(svc: Services, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None) -> tuple[list[Ranked], dict[str, Any]]:
+def _late_leg(
+    svc: Services, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None
+) -> tuple[list[Ranked], dict[str, Any], dict[str, float]]:
     """The late-interaction leg (`xmemo.late`) over `pool` (the best `late_pool` fused
     memories, or all the legs fetched), joined to a ranking that is not empty
     (`retrieval.add_late_leg`), and what it did for the plan. A memory without stored
     states (or in a form this version does not read) is not scored. With partial
     candidates the pool's states come with its whole records: the best of them are what
-    the read returns, so one round trip serves both."""
+    the read returns, so one round trip serves both. Also each scored memory's score
+    (by reference), which the evidence cut reads (`xmemo.evidence`)."""
     s = svc.retrieval
     if tokens is None or s.late_weight <= 0:
-        return ranked, {"used": False}
+        return ranked, {"used": False}, {}
     if not ranked:
-        return ranked, {"used": False, "reason": "nothing relevant"}
+        return ranked, {"used": False, "reason": "nothing relevant"}, {}
     from .late import LAYER, TokenStates, pool_scores
 
     refs = [m.reference for m in pool]
@@ -265,7 +272,8 @@ def _late_leg(svc: Services, whole: Records, ranked: list[Ranked], pool: list[Me
             continue
     scores = pool_scores(tokens.ids, tokens.states, [t for _, t in scored])
     ranked = add_late_leg(ranked, [m for m, _ in scored], scores, s.late_weight, s.late_candidates)
-    return ranked, {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
+    plan = {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
+    return ranked, plan, {m.reference: float(x) for (m, _), x in zip(scored, scores)}
 
 
 PACK_CANDIDATES_PER_ITEM = 2
@@ -336,7 +344,7 @@ def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> Co
         max_tokens=inp.max_tokens,
         used_items=len(items),
         used_tokens=packed.used_tokens,
-        dropped=packed.dropped,
+        dropped=packed.dropped + plan.cut.get("dropped", 0),  # the evidence cut's too: candidates left out
         shortened=packed.shortened,
         encoding=s.encoding,
     )

@@ -23,6 +23,7 @@ RETRIEVAL_SETTINGS = (
     "lexical_candidates", "semantic_candidates", "fusion", "rrf_k", "context_weight", "lexical_weight", "semantic_weight", "group_weight",
     "semantic_floor", "relevance_floor", "unknown_words_floor", "unknown_names_floor", "diversity_threshold", "min_useful_tokens",
     "hub_weight", "hub_neighbours", "hub_pool", "late_weight", "late_candidates", "late_pool",
+    "evidence_cut", "evidence_floor", "evidence_coverage_weight", "evidence_late_weight",
 )
 
 
