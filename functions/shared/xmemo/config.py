@@ -341,8 +341,10 @@ class RetrievalSettings(_Group):
         ge=-1,
         le=2,
         description="The evidence (`evidence_cut`'s measure) the best note needs for recall and recall_context to "
-        "answer at all; below it they answer with nothing (a question about nothing stored). -1 switches it off. "
-        "Fitted on the dev half of `xmemo bench notes`.",
+        "answer at all when the caller sees at least `semantic_candidates` memories; below it they answer with nothing "
+        "(a question about nothing stored). A smaller store, a ranking holding a conversation's turns and a store "
+        "without a semantic leg are not gated. -1 switches it off. Fitted on the dev half of `xmemo bench notes` "
+        "(docs: the sweep in bench-out/notes/sweep).",
     )
     evidence_coverage_weight: float = Field(
         0.05, ge=0, le=2, description="Weight, in a note's evidence, of the IDF-weighted share of the query's terms it holds."

@@ -3,7 +3,9 @@ returns (fusion weights, the location-group boost, neighbouring context, the hub
 the late-interaction leg, the relevance floors).
 
 Today's profile was fitted on LoCoMo's dev split (conversations), choosing each constant by
-recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`); the constants
+recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`), except the
+evidence cut's (`RetrievalSettings.evidence_*`), fitted on the dev half of `xmemo bench
+notes` (an agent's notes) by pack precision, pack recall and the no-answer empty share; the constants
 themselves still live beside the code that applies them (`config.RetrievalSettings`,
 `relevance`, `late`) and move here later. Any change to one of them that changes results
 bumps `VERSION`.
@@ -31,7 +33,7 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=1,
-    fitted_on="LoCoMo dev split (conversations)",
-    metric="recall@10 and coverage@1500",
+    version=2,  # 2: the evidence cut (`xmemo.evidence`) and conversations only where the location says so
+    fitted_on="LoCoMo dev split (conversations); the evidence cut on the dev half of `xmemo bench notes`",
+    metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes)",
 )
