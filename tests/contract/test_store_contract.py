@@ -130,7 +130,6 @@ def test_search_memory_is_strict_and_recall_is_tolerant(svc, person):
 
 def test_more_matching_terms_rank_higher(svc, person):
     alice = person("alice")
-    svc.retrieval = svc.retrieval.model_copy(update={"evidence_cut": 0.0})  # the ranking, not the evidence cut
     weak = remember(svc, alice, "The kafka cluster was upgraded last week").memory.reference
     strong = remember(svc, alice, "Kafka consumer lag alerts page the on-call engineer").memory.reference
     remember(svc, alice, "Lunch is at noon")

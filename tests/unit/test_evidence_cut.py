@@ -60,9 +60,9 @@ def test_weak_best_evidence_empties_a_ranking_of_notes():
     # in a small store a typo or a paraphrase lifts its memory no more than chance: no gate
     kept, _ = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False)
     assert [r.memory.reference for r in kept] == ["a"]
-    # without a semantic leg (no lifts) shared words are all the evidence there is: no gate
-    kept, _ = evidence.cut("deploys", ranked, list, {}, {}, S, 3, True)
-    assert [r.memory.reference for r in kept] == ["a"]
+    # without a semantic leg (no lifts) shared words are all the evidence there is: no cut, no gate
+    kept, plan = evidence.cut("deploys", ranked, list, {}, {}, S, 3, True)
+    assert [r.memory.reference for r in kept] == ["a", "b"] and plan["used"] is False
     # a ranking holding a conversation's turn is not gated: a turn's evidence is its conversation's
     kept, _ = evidence.cut("guest wifi password", [*ranked, _r("t", "Bo: yes", "chat/1")], list, {"a": 0.05}, {}, S, 3, True)
     assert [r.memory.reference for r in kept] == ["a", "t"]
