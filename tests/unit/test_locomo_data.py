@@ -37,7 +37,7 @@ def test_sample_turns_questions_and_category_5_left_out():
     conv = parse_sample(sample)
     assert [t.dia_id for t in conv.turns] == ["D1:1", "D1:2", "D2:1"]  # sessions in number order
     assert conv.turns[1].content == "Bo: I adopted a dog."
-    assert conv.turns[1].location == "locomo/conv-x/session_1"
+    assert conv.turns[1].location == "conversations/locomo/conv-x/session_1"  # a conversation (`records.is_conversation`)
     assert conv.turns[1].at > conv.turns[0].at  # turn order kept within a session
     assert [q.category for q in conv.questions] == ["4", "1"]
     assert conv.questions[1].evidence == ("D8:6", "D2:1")

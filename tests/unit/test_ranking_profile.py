@@ -26,6 +26,7 @@ BY_MODULE = {
     "late.py": {2, 4, 7, 8, 32, 0xFFFFFFFF, 1024},
     "fusion.py": {2, 2048},  # hubness needs a pair; `_sizes_within`'s slack of 2 (never drops a pair); `word_set`'s cache
     "pipeline.py": {4},  # decimals the plan reports baseline and top lift with
+    "evidence.py": {4, 4096},  # decimals the plan reports the best evidence with; `_stems`'s cache
 }
 
 

@@ -332,6 +332,31 @@ class RetrievalSettings(_Group):
         "'auth' of 'authentication') and the store is smaller than `semantic_candidates`; such a hit has evidence of "
         "its own, so it counts from this lower floor.",
     )
+    evidence_cut: float = Field(
+        RANKING.evidence_cut,
+        ge=0,
+        le=1,
+        description="recall and recall_context keep a note only when its own evidence for the query (`xmemo.retrieval.evidence`: "
+        "its lift, plus the weighted IDF share of the query's terms it holds and its late-interaction score) is at least "
+        "this share of the best note's; 0 keeps every candidate. A conversation's turns are not cut. Fitted on the dev "
+        "half of `xmemo bench notes`.",
+    )
+    evidence_floor: float = Field(
+        RANKING.evidence_floor,
+        ge=-1,
+        le=2,
+        description="The evidence (`evidence_cut`'s measure) the best note needs for recall and recall_context to "
+        "answer at all when the caller sees at least `semantic_candidates` memories; below it they answer with nothing "
+        "(a question about nothing stored). A smaller store, a ranking holding a conversation's turns and a store "
+        "without a semantic leg are not gated. -1 switches it off. Fitted on the dev half of `xmemo bench notes` "
+        "(docs: the sweep in bench-out/notes/sweep).",
+    )
+    evidence_coverage_weight: float = Field(
+        RANKING.evidence_coverage_weight, ge=0, le=2, description="Weight, in a note's evidence, of the IDF-weighted share of the query's terms it holds."
+    )
+    evidence_late_weight: float = Field(
+        RANKING.evidence_late_weight, ge=0, le=2, description="Weight, in a note's evidence, of its late-interaction score (`xmemo.retrieval.late`)."
+    )
     diversity_threshold: float = Field(
         RANKING.diversity_threshold, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."
     )

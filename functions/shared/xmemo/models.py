@@ -66,7 +66,8 @@ class RememberPublic(_Input):
     type: MemoryType = Field("note", description="What kind of memory this is.")
     location: Location | None = Field(
         None,
-        description="Path-like place the memory belongs to or came from, e.g. `memory-os/decisions` or `docs/auth.md` (≤256 chars; default: the bucket).",
+        description="Path-like place the memory belongs to or came from, e.g. `memory-os/decisions` or `docs/auth.md` (≤256 chars; default: the bucket). "
+        "Under `chat/` or `conversations/` (e.g. `chat/2026-03-02`), memories are a conversation's turns: each is also found by the words of the turns around it.",
     )
     bucket: Slug = Field("default", description="Bucket (slug) that groups memories; recall can be limited to one.")
     team: Slug | None = Field(None, description="Share with this team (the caller must belong to it). Default: private to the caller.")

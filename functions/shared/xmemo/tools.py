@@ -136,13 +136,13 @@ def _read_filter(svc: Services, principal: Principal, inp: Any):
     )
 
 
-def _retrieve(svc: Services, principal: Principal, inp: Any, *, strict: bool = False, wanted: int = 0) -> pipeline.Retrieved:
+def _retrieve(svc: Services, principal: Principal, inp: Any, *, strict: bool = False, wanted: int = 0, head: int = 0) -> pipeline.Retrieved:
     """A read that ranks: the caller's scope checked, its read filter built here (the one
     place), then the one retrieval entry point (`retrieval.pipeline.retrieve`) over the
     configured store; the plan records the request's filters."""
     principal.require(READ)
     rf = _read_filter(svc, principal, inp)
-    got = pipeline.retrieve(svc.store, svc.embedder, svc.retrieval, inp.query, rf, caller=principal.owner, strict=strict, wanted=wanted)
+    got = pipeline.retrieve(svc.store, svc.embedder, svc.retrieval, inp.query, rf, caller=principal.owner, strict=strict, wanted=wanted, head=head)
     got.plan.filters = _filters_of(inp)
     return got
 
@@ -153,7 +153,7 @@ def _hits(ranked: list[Ranked]) -> list[Hit]:
 
 
 def recall(svc: Services, principal: Principal, inp: RecallInput) -> RecallResult:
-    got = _retrieve(svc, principal, inp)
+    got = _retrieve(svc, principal, inp, head=inp.limit)
     return RecallResult(results=_hits(got.first(inp.limit)), retrieval_plan=got.plan.as_dict())
 
 
@@ -171,7 +171,7 @@ def _pack_item(r: Ranked, p: PackedItem) -> PackItem:
 
 
 def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> ContextResult:
-    got = _retrieve(svc, principal, inp, wanted=pipeline.context_candidates(inp.max_items))
+    got = _retrieve(svc, principal, inp, wanted=pipeline.context_candidates(inp.max_items), head=inp.max_items)
     s = svc.packing
     kept, packed = pipeline.pack_context(got, svc.retrieval, s, inp.max_items, inp.max_tokens)
     items = [_pack_item(kept[p.index], p) for p in packed.items]
@@ -180,7 +180,7 @@ def recall_context(svc: Services, principal: Principal, inp: ContextInput) -> Co
         max_tokens=inp.max_tokens,
         used_items=len(items),
         used_tokens=packed.used_tokens,
-        dropped=packed.dropped,
+        dropped=packed.dropped + got.plan.cut.get("dropped", 0),  # the evidence cut's too: candidates left out
         shortened=packed.shortened,
         encoding=s.encoding,
     )

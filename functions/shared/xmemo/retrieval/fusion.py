@@ -40,6 +40,7 @@ class Plan:
     diversity: dict[str, Any] = field(default_factory=dict)
     relevance: dict[str, Any] = field(default_factory=dict)
     late: dict[str, Any] = field(default_factory=dict)
+    cut: dict[str, Any] = field(default_factory=dict)  # the evidence cut (`xmemo.retrieval.evidence`)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +52,7 @@ class Plan:
             "diversity": self.diversity,
             "relevance": self.relevance,
             **({"late": self.late} if self.late else {}),
+            **({"cut": self.cut} if self.cut else {}),
         }
 
 

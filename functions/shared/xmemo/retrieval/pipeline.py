@@ -16,7 +16,7 @@ from .. import render
 from ..embedding import Embedder, QueryTokens, query_embedding
 from ..models import Memory
 from ..packing import Pack, pack
-from . import relevance
+from . import evidence, relevance
 from .profile import PROFILE
 from .fusion import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
 
@@ -88,20 +88,22 @@ def retrieve(
     caller: str = "",
     strict: bool = False,
     wanted: int = 0,
+    head: int = 0,
 ) -> Retrieved:
     """The entry point of every read that ranks. Tolerant: each leg keeps its setting's
-    number of candidates, or `wanted` if more (a large pack). Strict (`search_memory`):
+    number of candidates, or `wanted` if more (a large pack), and the evidence cut examines
+    the first `head` (what the read returns at most, `evidence.cut`). Strict (`search_memory`):
     `wanted` hits that hold every query term, no semantic leg. `caller` scopes the query
     embedding cache (`embedding.query_embedding`)."""
     if strict:
         cands = store.search(query, None, rf, lexical_k=wanted, semantic_k=0, strict=True)
         plan = Plan(PROFILE.identity(settings), lexical={"mode": "all-terms", "candidates": len(cands.lexical)}, semantic={"used": False})
         return Retrieved(lexical_only(cands)[:wanted], plan, Records(store, rf, cands.partial))
-    return _tolerant(store, embedder, settings, query, rf, caller, wanted)
+    return _tolerant(store, embedder, settings, query, rf, caller, wanted, head)
 
 
 def _tolerant(
-    store: MemoryStore, embedder: Embedder | None, s: RetrievalSettings, query: str, rf: ReadFilter, caller: str, wanted: int
+    store: MemoryStore, embedder: Embedder | None, s: RetrievalSettings, query: str, rf: ReadFilter, caller: str, wanted: int, head: int
 ) -> Retrieved:
     """Both legs, fused, and nothing when nothing is relevant enough (`relevance`). The
     semantic leg fetches `hub_pool` times its candidates and keeps the best once hubs are
@@ -126,6 +128,7 @@ def _tolerant(
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
     in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
+    lifts = {h.memory.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     abbreviated = frozenset()
     if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
@@ -136,7 +139,8 @@ def _tolerant(
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
     ranked = boost_groups(fused, s.group_weight)
     late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
-    ranked, late = _late_leg(store, s, whole, ranked, late_pool, tokens)
+    ranked, late, late_scores = _late_leg(store, s, whole, ranked, late_pool, tokens)
+    ranked, cut = evidence.cut(query, ranked, whole.fill, lifts, late_scores, s, head, crowded)
     plan = Plan(
         PROFILE.identity(s),
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},
@@ -156,22 +160,24 @@ def _tolerant(
         fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "group_weight": s.group_weight, "results": len(ranked)},
         late=late,
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
+        cut=cut,
     )
     return Retrieved(ranked, plan, whole)
 
 
 def _late_leg(
     store: MemoryStore, s: RetrievalSettings, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None
-) -> tuple[list[Ranked], dict[str, Any]]:
+) -> tuple[list[Ranked], dict[str, Any], dict[str, float]]:
     """The late-interaction leg (`late`) over `pool` (the best `late_pool` fused memories,
     or all the legs fetched), joined to a ranking that is not empty (`fusion.add_late_leg`),
     and what it did for the plan. A memory without stored states (or in a form this version
     does not read) is not scored. With partial candidates the pool's states come with its
-    whole records: the best of them are what the read returns, so one round trip serves both."""
+    whole records: the best of them are what the read returns, so one round trip serves both.
+    Also each scored memory's score (by reference), which the evidence cut reads (`evidence`)."""
     if tokens is None or s.late_weight <= 0:
-        return ranked, {"used": False}
+        return ranked, {"used": False}, {}
     if not ranked:
-        return ranked, {"used": False, "reason": "nothing relevant"}
+        return ranked, {"used": False, "reason": "nothing relevant"}, {}
     from .late import LAYER, TokenStates, pool_scores
 
     refs = [m.reference for m in pool]
@@ -187,7 +193,8 @@ def _late_leg(
             continue
     scores = pool_scores(tokens.ids, tokens.states, [t for _, t in scored])
     ranked = add_late_leg(ranked, [m for m, _ in scored], scores, s.late_weight, s.late_candidates)
-    return ranked, {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
+    plan = {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
+    return ranked, plan, {m.reference: float(x) for (m, _), x in zip(scored, scores)}
 
 
 PACK_CANDIDATES_PER_ITEM = PROFILE.constants.pack_candidates_per_item

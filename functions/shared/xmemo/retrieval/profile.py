@@ -12,8 +12,10 @@ precision at which two scores tie. No other module of `xmemo.retrieval` defines 
 that changes results (tests/unit/test_ranking_profile.py reads their source to check).
 
 Today's profile was fitted on LoCoMo's dev split (conversations), choosing each constant by
-recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`). Any change to
-one of its values that changes results bumps `version`.
+recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`), except the
+evidence cut's (`evidence_*`), fitted on the dev half of `xmemo bench notes` (an agent's
+notes) by pack precision, pack recall and the no-answer empty share. Any change to one of
+its values that changes results bumps `version`.
 
 A store records the profile it was created under beside its embedder (`xmemo.pin`), and
 `retrieval_plan.profile` names the profile a result was ranked with, and which of its
@@ -50,6 +52,10 @@ class RankingSettings:
     unknown_words_floor: float
     unknown_names_floor: float
     abbreviation_floor: float
+    evidence_cut: float
+    evidence_floor: float
+    evidence_coverage_weight: float
+    evidence_late_weight: float
     diversity_threshold: float
     min_useful_tokens: int
 
@@ -63,6 +69,7 @@ class RankingConstants:
 
     late_layer: int  # the embedder layer whose token states the late leg compares (`late.LAYER`)
     late_idf_smoothing: float  # BM25's +0.5 in the late leg's IDF of a question token (`late`)
+    evidence_idf_smoothing: float  # the same in the evidence cut's IDF of a query term (`evidence.coverage`)
     pack_candidates_per_item: int  # candidates per leg a pack asks for, per item it may hold (`pipeline`)
     names_checked: int  # a query's names looked up in the store at most (`relevance.MAX_NAMES`)
     name_short_capitals: int  # a word all in capitals this short or shorter is no name ("I", "OK")
@@ -95,9 +102,9 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=1,
-    fitted_on="LoCoMo dev split (conversations)",
-    metric="recall@10 and coverage@1500",
+    version=2,  # 2: the evidence cut (`evidence`) and conversations only where the location says so
+    fitted_on="LoCoMo dev split (conversations); the evidence cut on the dev half of `xmemo bench notes`",
+    metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes)",
     settings=RankingSettings(
         lexical_candidates=60,
         semantic_candidates=60,
@@ -118,12 +125,17 @@ PROFILE = RankingProfile(
         unknown_words_floor=0.085,
         unknown_names_floor=0.10,
         abbreviation_floor=0.03,
+        evidence_cut=0.85,
+        evidence_floor=0.18,
+        evidence_coverage_weight=0.05,
+        evidence_late_weight=0.2,
         diversity_threshold=0.95,
         min_useful_tokens=24,
     ),
     constants=RankingConstants(
         late_layer=11,
         late_idf_smoothing=0.5,
+        evidence_idf_smoothing=0.5,
         pack_candidates_per_item=2,
         names_checked=3,
         name_short_capitals=2,

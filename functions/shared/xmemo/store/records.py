@@ -171,10 +171,28 @@ def ranked_copies(context_weight: float) -> tuple[int, int]:
 CONTEXT_GROUP: tuple[str, ...] = ("holder", "location", "temporary")
 
 
+# The first segment of a location that says its memories are the turns of a conversation, as
+# the writer states it (`chat/2026-03-02`, `conversations/support/4711`). Notes kept in one
+# place (`repos/billing-api`, `meetings/product-weekly`) are usually unrelated to the notes
+# written just before and after them; a conversation's turns answer each other. So only a
+# conversation's memories take their neighbours' words as context and share their group's
+# best score (`retrieval.boost_groups`). The location is in every candidate both stores give
+# (`store.opensearch.queries.CANDIDATE_FIELDS`), so the rule needs no content.
+CONVERSATION_KINDS = frozenset(
+    {"chat", "chats", "conversation", "conversations", "dialog", "dialogs", "dialogue", "dialogues", "transcript", "transcripts"}
+)
+
+
+def is_conversation(location: str) -> bool:
+    """Whether `location` says its memories are a conversation (`CONVERSATION_KINDS`)."""
+    first = location.split("/", 1)[0].strip().lower()
+    return first in CONVERSATION_KINDS
+
+
 def has_context(location: str, bucket: str) -> bool:
-    """Only a named location groups memories: the default location is just the bucket,
-    where consecutive memories are unrelated notes."""
-    return location != bucket
+    """Only a conversation's location groups memories (`is_conversation`): the default
+    location is just the bucket, and notes kept in one place are unrelated notes."""
+    return location != bucket and is_conversation(location)
 
 
 def context_group(memory: Memory) -> tuple[Any, ...] | None:

@@ -83,7 +83,7 @@ def parse_sample(sample: dict, captions: bool = False) -> Conversation:
     for number, key in sessions:
         start = parse_date(conv[f"{key}_date_time"])
         for i, turn in enumerate(conv[key]):
-            out.turns.append(Turn(turn["dia_id"], turn_content(turn, captions), f"locomo/{name}/{key}", start + timedelta(seconds=i)))
+            out.turns.append(Turn(turn["dia_id"], turn_content(turn, captions), f"conversations/locomo/{name}/{key}", start + timedelta(seconds=i)))
     for qa in sample.get("qa", ()):
         category = int(qa.get("category", 0))
         if category in CATEGORIES:
