@@ -3,4 +3,4 @@
 It is not part of the product: the Lambda layer and the wheel carry `functions/shared/xmemo`
 only, and the benchmarks a user runs stay under `xmemo bench`. `python -m research` lists the
 experiments; `python -m research NAME --help` runs one. What each one found is in
-docs/retrieval-quality.md."""
+docs/research/README.md (the research log)."""

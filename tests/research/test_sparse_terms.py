@@ -1,5 +1,5 @@
-"""The fifth round's sparse scoring (`research.locomo.sparse_terms`) on hand-made sparse
-vectors: the figures of docs/retrieval-quality.md rest on these few lines, so a broken
+"""The sparse-head experiment's scoring (`research.locomo.sparse_terms`) on hand-made sparse
+vectors: the figures of docs/research/README.md rest on these few lines, so a broken
 dot product, cosine or cache fails here rather than as a plausible-looking table."""
 
 from __future__ import annotations

