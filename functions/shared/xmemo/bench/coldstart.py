@@ -39,7 +39,7 @@ from typing import Any
 from ._report import markdown_table, save
 from ._runtime import Interpreter, choose
 
-TARGET_MS = 400  # issue 13: import + initialisation, every REST function, embedder none
+TARGET_MS = 400  # import + initialisation, every REST function, embedder none
 TARGET_MIB = 200  # all layers together, unzipped, with the model
 LAYERS = ("XMemoLayer", "EmbedderLayer")
 # xmemo.startup's steps: services, the function's models, the encoding's ranks, tiktoken's

@@ -1,4 +1,4 @@
-"""The memory console (issue 18): a static web page, shipped inside the package, that
+"""The memory console: a static web page, shipped inside the package, that
 people use to browse, find, inspect, budget and correct their memories.
 
 It is served by the console route of the API (`functions/console/app.py`), hence by the

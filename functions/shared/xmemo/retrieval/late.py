@@ -34,7 +34,7 @@ class TokenStates:
     what a store keeps for each memory (52 bytes a token at 384 dimensions). The question's
     states stay float, so a score is the question token's cosine with a memory token's
     sign vector (±1/√d): int8 rows cost 7.5 times the bytes, which a store read for every
-    pool of 300 memories (docs/retrieval-quality.md, "Twelfth round")."""
+    pool of 300 memories (docs/research/README.md, "Late interaction")."""
 
     ids: np.ndarray  # int32 [tokens]
     bits: np.ndarray  # uint8 [tokens, ceil(dimension / 8)]: 1 where the state is positive

@@ -61,7 +61,7 @@ def register(sub) -> None:
 
 
 PARITY_METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "coverage@1500")
-PARITY_TARGET = 0.03  # |OpenSearch - SQLite| lexical-only recall@10 (issue 13)
+PARITY_TARGET = 0.03  # |OpenSearch - SQLite| lexical-only recall@10
 
 
 def run(args: argparse.Namespace) -> int:
