@@ -1,4 +1,4 @@
-"""`xmemo states`: compute the token states (`xmemo.late`) of memories the embedded store
+"""`xmemo states`: compute the token states (`xmemo.retrieval.late`) of memories the embedded store
 kept before it stored them, so `recall`'s late-interaction leg scores them too.
 (`xmemo opensearch migrate` does the same for an OpenSearch index.)"""
 

@@ -63,7 +63,7 @@ def discount_hubs(hits: list[Hit], keep: int, weight: float, neighbours: int) ->
     near every query in embedding space) no longer crowds out a memory that is near this
     query alone: the CSLS correction of cross-lingual word retrieval (Conneau et al., 2018),
     with the fetched pool standing in for the store's neighbourhood. The raw cosines stay
-    on the hits, so the relevance floors (`xmemo.relevance`) judge what they judged
+    on the hits, so the relevance floors (`xmemo.retrieval.relevance`) judge what they judged
     before. Hits without a vector, or `weight` 0, keep their order and scores."""
     if weight <= 0 or len(hits) < 2 or any(h.vector is None for h in hits):
         return hits[:keep], {h.memory.reference: h.score for h in hits[:keep]}
@@ -97,7 +97,7 @@ def fuse(
 ) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
     evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
-    to unrelated text, `xmemo.relevance`); a hit the lexical leg found counts on its own
+    to unrelated text, `xmemo.retrieval.relevance`); a hit the lexical leg found counts on its own
     only when `lexical_trusted`. So unrelated memories are not returned, and a query
     about nothing stored gets nothing. `floor` replaces `semantic_floor` for this query
     (`relevance.semantic_floor_for`). `semantic_scores` (by reference) are what the
@@ -174,7 +174,7 @@ def add_late_leg(ranked: list[Ranked], pool: list[Memory], scores: Any, weight: 
     to a ranking: its `keep` best gain `weight` × the ranking's best score × their score
     less the (`keep`+1)-th best, relative to the best (so the scale starts where the leg's
     candidates end, as min-max over them does), and join the ranking if not in it. Only a
-    ranking that is not empty: a query answered with nothing stays so (`xmemo.relevance`).
+    ranking that is not empty: a query answered with nothing stays so (`xmemo.retrieval.relevance`).
     A pool of at most `keep` memories has no (`keep`+1)-th score to say what chance scores,
     so there the leg only re-ranks what the ranking holds: a memory joins only on evidence
     of its own, not because another passed for this query."""
