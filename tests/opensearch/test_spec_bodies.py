@@ -147,8 +147,8 @@ def test_every_request_of_every_tool_is_accepted(osmem_clone, clock):
     tools.remember(svc, ALICE, RememberInput(content="Deploys run from the orion pipeline", location="ops/deploy"))
     tools.remember(svc, ALICE, RememberInput(content="Deploys now run from the vega pipeline", supersedes=ref, team="acme"))
     tools.remember(svc, ALICE, RememberInput(content="Scratch note for today", temporary=True, ttl_seconds=60))
-    for scratch in ("Scratch: the build is red", "Scratch: the build is green again"):  # the purge rewrites a context
-        tools.remember(svc, ALICE, RememberInput(content=scratch, location="ops/scratch", temporary=True, ttl_seconds=60 if "red" in scratch else 600))
+    for scratch in ("Scratch: the build is red", "Scratch: the build is green again"):  # turns of a conversation: the purge rewrites a context
+        tools.remember(svc, ALICE, RememberInput(content=scratch, location="chat/scratch", temporary=True, ttl_seconds=60 if "red" in scratch else 600))
     tools.remember(svc, ALICE, RememberInput(content="Releases are tagged on Fridays", location="ops/deploy"))
     exported = io.StringIO()
     export_memories(svc, ALICE, exported)
