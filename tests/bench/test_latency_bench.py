@@ -106,3 +106,7 @@ def test_latency_bench_stores_token_states_with_the_local_model_and_copies_them(
         memories, states = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("memories", "memory_states"))
         conn.close()
         assert memories == states >= int(size)
+        figures = json.loads((tmp_path / size / "latency.json").read_text())["sizes"][size]
+        # the late leg's stages, timed one query at a time
+        assert all(figures[stage]["n"] == 3 for stage in ("recall_legs", "late_states_read", "late_states_decoded", "late_scoring"))
+        assert figures["late_pool_memories"] > 0 and figures["late_pool_tokens"] > figures["late_pool_memories"]
