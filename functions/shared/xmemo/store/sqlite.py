@@ -33,7 +33,7 @@ from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
 from .shares import HolderShares, first_round
-from .textindex import CHANGES, STRICT_POOL, TextIndex, bm25, log_change, trim_changes
+from .textindex import CHANGES, STRICT_POOL, Statistics, TextIndex, log_change, trim_changes
 from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
@@ -672,14 +672,31 @@ class SQLiteStore:
             return None
         where, params = where_clause(rf)
         want = first_round(k, share, STRICT_POOL if strict else LEXICAL_POOL, LEXICAL_WIDEST)
+        stats = Statistics.read(conn, self._text, terms, lag, strict)
+        listed: list[int] = []  # tantivy's candidates, best first
+        asked = 0
+        created: dict[int, float] = {}  # of the rows checked so far, those the caller may see
+        scored: dict[int, float] = {}  # their scores (those that match)
+        checked: set[int] = set()
         while want <= LEXICAL_WIDEST:
-            found = self._text.candidates(terms, want, self._context_weight, strict)
+            if want > asked:
+                # the strict leg asks for the next round's candidates at once: a conjunction is
+                # scored whole whatever the limit, so a second search cost as much as the first
+                asked = want * 8 if strict and want * 8 <= LEXICAL_WIDEST else want
+                listed = self._text.candidates(terms, asked, self._context_weight, strict)
+            found = listed[:want]
             pool = list(dict.fromkeys([*found, *lag]))
-            created = dict(conn.execute(
-                f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(pool))})",
-                [*params, *pool],
-            ).fetchall()) if pool else {}
-            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag, strict)
+            new = [r for r in pool if r not in checked]
+            checked.update(new)
+            if new:
+                visible = dict(conn.execute(
+                    f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(new))})",
+                    [*params, *new],
+                ).fetchall())
+                created.update(visible)
+                if stats is not None:
+                    scored.update(stats.scores(conn, list(visible), self._context_weight))
+            score = {r: scored[r] for r in pool if r in scored}
             if len(score) >= k or len(found) < want:
                 best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
                 if not (strict and len(found) == want and len(best) == k and min(score.values()) >= score[best[-1]]):

@@ -338,23 +338,36 @@ class TextIndex:
         out = {t: counts[(field, t)] for t in terms}
         if lag:
             held = tantivy.Query.term_set_query(schema, "rowid", lag)
-            now = [set(w.split()) if field == "words" else set(s.split()) | set(c.split()) for w, s, c in _texts(conn, lag).values()]
+            columns = ("words",) if field == "words" else ("stems", "context")
+            now = [set(" ".join(texts).split()) for texts in _texts(conn, lag, columns).values()]
             for t in terms:
                 had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, field, t)), (tantivy.Occur.Must, held)]), limit=1).count
                 out[t] += sum(t in words for words in now) - had
         return out
 
 
-def _texts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
-    """The words, stems and context of these full-text rows (those that still exist)."""
+_COLUMNS = {"words": "c0", "stems": "c1", "context": "c2"}  # the FTS5 content table's columns
+
+
+def _texts(conn: sqlite3.Connection, rowids: list[int], columns: tuple[str, ...] = ("words", "stems", "context")) -> dict[int, tuple[str, ...]]:
+    """The `columns` (words, stems, context) of these full-text rows (those that still
+    exist). Only those asked for are read: a context column is often the largest, and the
+    strict leg reads words alone."""
     out = {}
+    wanted = ", ".join(_COLUMNS[c] for c in columns)
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]
-        for rowid, words, stems, context in conn.execute(
-            f"SELECT id, c0, c1, c2 FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        for rowid, *texts in conn.execute(
+            f"SELECT id, {wanted} FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk
         ):
-            out[rowid] = (words or "", stems or "", context or "")
+            out[rowid] = tuple(t or "" for t in texts)
     return out
+
+
+def _length(docsize: bytes) -> int:
+    """A row's tokens in every column, from its FTS5 docsize record (one varint a column):
+    a record of bytes below 0x80 holds one-byte varints, whose values are those bytes."""
+    return sum(docsize) if max(docsize, default=0) < 0x80 else sum(_varints(docsize))
 
 
 def bm25(
@@ -369,26 +382,51 @@ def bm25(
     `lag` rows."""
     if not rowids or not terms:
         return {}
-    averages = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
-    if averages is None:
-        return {}
-    counts = _varints(averages[0])
-    rows, avgdl = counts[0], sum(counts[1:]) / max(1, counts[0])
-    if rows == 0 or avgdl == 0:
-        return {}
-    idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag, "words" if strict else "terms").items()}
-    marks = ",".join("?" * len(rowids))
-    sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
-    out: dict[int, float] = {}
-    for rowid, (words, stems, context) in _texts(conn, rowids).items():
-        if strict:
-            own = words.split()
-            if not all(t in own for t in terms):
-                continue
-            near = []
-        else:
-            own, near = stems.split(), (context.split() if context_weight > 0 else [])
-        score = row_score(idf, own, near, sum(_varints(sizes.get(rowid, b""))), avgdl, context_weight)
-        if score > 0:
-            out[rowid] = score
-    return out
+    stats = Statistics.read(conn, index, terms, lag, strict)
+    return stats.scores(conn, rowids, context_weight) if stats is not None else {}
+
+
+class Statistics:
+    """What `bm25` scores rows with for one query: FTS5's row count and mean length, and
+    each term's IDF. Read once per query, so a search that widens scores each new round's
+    rows without reading them again."""
+
+    def __init__(self, terms: list[str], idf: dict[str, float], avgdl: float, strict: bool):
+        self.terms, self.idf, self.avgdl, self.strict = terms, idf, avgdl, strict
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection, index: TextIndex, terms: list[str], lag: list[int], strict: bool) -> "Statistics | None":
+        """None when FTS5 holds no rows (nothing scores)."""
+        averages = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+        if averages is None:
+            return None
+        counts = _varints(averages[0])
+        rows, avgdl = counts[0], sum(counts[1:]) / max(1, counts[0])
+        if rows == 0 or avgdl == 0:
+            return None
+        idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag, "words" if strict else "terms").items()}
+        return cls(terms, idf, avgdl, strict)
+
+    def scores(self, conn: sqlite3.Connection, rowids: list[int], context_weight: float) -> dict[int, float]:
+        """`bm25`'s scores of `rowids` (those that match)."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
+        out: dict[int, float] = {}
+        terms, idf, avgdl = self.terms, self.idf, self.avgdl
+        if self.strict:
+            for rowid, (words,) in _texts(conn, rowids, ("words",)).items():
+                own = words.split()
+                if not all(t in own for t in terms):
+                    continue
+                score = row_score(idf, own, [], _length(sizes.get(rowid, b"")), avgdl, context_weight)
+                if score > 0:
+                    out[rowid] = score
+            return out
+        for rowid, (stems, context) in _texts(conn, rowids, ("stems", "context")).items():
+            near = context.split() if context_weight > 0 else []
+            score = row_score(idf, stems.split(), near, _length(sizes.get(rowid, b"")), avgdl, context_weight)
+            if score > 0:
+                out[rowid] = score
+        return out
