@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -101,16 +102,13 @@ ROW = records.Codec(
         TIME: lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc),
         FLAG: bool,
         LIST: lambda tags: tuple(tags.split()),
-        OBJECT: json.loads,
+        OBJECT: lru_cache(maxsize=1024)(json.loads),  # a few clients write every source; pydantic copies what it reads
     },
 )
 _SQL_TYPES = {NUMBER: "NUMERIC", TIME: "REAL", FLAG: "INTEGER"}  # of a column added for a new field; others TEXT
-_COLUMNS = ", ".join(("rowid", *records.STORED))
+_COLUMNS = ", ".join(("rowid", *records.STORED))  # every read of whole memories selects these first, in this order
 _SAME_KEY = " AND ".join(f"{name} = ?" for name in records.DUPLICATE_KEY)
-
-
-def _row_to_memory(row: sqlite3.Row) -> Memory:
-    return records.from_record(dict(zip(row.keys(), row)), ROW)
+_row_to_memory = records.row_reader(("rowid", *records.STORED), ROW)
 
 
 def where_clause(rf: ReadFilter) -> tuple[str, list[Any]]:
