@@ -755,20 +755,26 @@ class SQLiteStore:
             if ids.size == 0:
                 return []
             known = dict(zip(ids.tolist(), scores.tolist()))
-            visible = [  # NOT INDEXED: look the rowids up, never scan the caller's holder index
-                r[0] for r in conn.execute(
-                    f"SELECT m.rowid FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(known))})",
-                    [*params, *known],
-                )
-            ]
-            if len(visible) >= k or ids.size < want:
-                best = sorted(visible, key=lambda rowid: -known[rowid])[:k]
-                rows = conn.execute(f"SELECT {_COLUMNS}, embedding FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)
+            # the candidates by their index scores (equal ones by rowid), read whole in that
+            # order with the filter applied, until k are visible: the k best the caller may
+            # see are then among those read (one round trip when the caller sees them all)
+            ranked = sorted(known, key=lambda rowid: (-known[rowid], rowid))
+            rows: dict[int, sqlite3.Row] = {}
+            start = 0
+            while start < len(ranked) and len(rows) < k:
+                chunk = ranked[start : start + (k if start == 0 else len(ranked))]
+                start += len(chunk)
+                rows.update((r["rowid"], r) for r in conn.execute(  # NOT INDEXED: by rowid, never the caller's holder index
+                    f"SELECT {_COLUMNS}, embedding FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(chunk))})",
+                    [*params, *chunk],
+                ))
+            if len(rows) >= k or ids.size < want:
                 hits = []
-                for r in rows:
+                for rowid in [r for r in ranked if r in rows][:k]:
+                    r = rows[rowid]
                     stored = np.frombuffer(r["embedding"], dtype=np.float32)
-                    score = known[r["rowid"]] if exact else float(stored @ vector)
-                    hits.append((score, r["rowid"], _row_to_memory(r), stored))
+                    score = known[rowid] if exact else float(stored @ vector)
+                    hits.append((score, rowid, _row_to_memory(r), stored))
                 hits.sort(key=lambda h: (-h[0], -h[1]))
                 return [Hit(m, s, v) for s, _, m, v in hits]
             want *= 4
