@@ -110,3 +110,6 @@ def test_latency_bench_stores_token_states_with_the_local_model_and_copies_them(
         # the late leg's stages, timed one query at a time
         assert all(figures[stage]["n"] == 3 for stage in ("recall_legs", "late_states_read", "late_states_decoded", "late_scoring"))
         assert figures["late_pool_memories"] > 0 and figures["late_pool_tokens"] > figures["late_pool_memories"]
+        rss = figures["process_memory_mib"]  # the mapped files' resident pages, by what they are
+        assert rss["mapped_model"] > 0 and rss["mapped_other"] > 0
+        assert sum(rss[k] for k in rss if k.startswith("mapped_")) == pytest.approx(rss["RssFile"], abs=2.0)

@@ -196,13 +196,35 @@ def _open_store(args: argparse.Namespace, tmp: str, label: str) -> tuple[SQLiteS
 
 
 def _rss_mib() -> dict[str, float]:
-    """The process's resident memory now and at its peak (Linux)."""
+    """The process's resident memory now and at its peak (Linux), and the mapped files'
+    part by what they are (`_mapped_mib`)."""
     try:
         status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
         # RssFile: pages of mapped files (the vector index file, SQLite's map), which the kernel may drop and reread
-        return {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile") if k in status}
+        out = {k: round(int(status[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM", "RssAnon", "RssFile") if k in status}
     except (OSError, KeyError, ValueError):
         return {}
+    return {**out, **_mapped_mib()}
+
+
+def _mapped_mib() -> dict[str, float]:
+    """Resident pages of mapped files by what they are (`/proc/self/smaps`): the vector
+    index file, the SQLite file (its memory map), the derived text index, the local model,
+    and the rest (libraries). Together they are `RssFile`."""
+    kinds = {"mapped_vectors": ".vectors", "mapped_sqlite": ".sqlite3", "mapped_text_index": ".text/", "mapped_model": ".bin"}
+    out = dict.fromkeys([*kinds, "mapped_other"], 0.0)
+    try:
+        name = None
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            head = line.split(maxsplit=5)
+            if head and "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line: the file (if any) is the 6th field
+                name = head[5] if len(head) > 5 and head[5].startswith("/") else None
+            elif head and head[0] in ("Rss:", "Anonymous:") and name is not None:  # less its copied-on-write pages (RssAnon's)
+                kind = next((k for k, part in kinds.items() if part in name), "mapped_other")
+                out[kind] += (1 if head[0] == "Rss:" else -1) * int(head[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return {}
+    return {k: round(v, 1) for k, v in out.items()}
 
 
 def strict_scores_vs_fts5(store: SQLiteStore, rf, queries: list[str], k: int) -> float:
@@ -436,6 +458,14 @@ def run(args: argparse.Namespace) -> int:
               v.get("semantic_recall_vs_exact", "-"), v["lexical_overlap_vs_unpruned"], v.get("strict_overlap_vs_fts5", "-"),
               v.get("strict_scores_vs_fts5", "-"), f'{v["process_memory_mib"].get("RssAnon")} / {v["process_memory_mib"].get("RssFile")}']
              for k, v in report["sizes"].items()],
+        )
+        + "".join(
+            f"\nResident mapped files at {k} (MiB): " + ", ".join(
+                f"{name.removeprefix('mapped_').replace('_', ' ')} {v['process_memory_mib'][name]}"
+                for name in ("mapped_vectors", "mapped_sqlite", "mapped_text_index", "mapped_model", "mapped_other")
+                if name in v["process_memory_mib"]
+            ) + "\n"
+            for k, v in report["sizes"].items() if "mapped_vectors" in v["process_memory_mib"]
         )
         + f"\nCold import of the tool path: {report['cold_import_ms']} ms\n"
         + (
