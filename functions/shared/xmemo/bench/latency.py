@@ -211,7 +211,8 @@ def _mapped_mib() -> dict[str, float]:
     """Resident pages of mapped files by what they are (`/proc/self/smaps`): the vector
     index file, the SQLite file (its memory map), the derived text index, the local model,
     and the rest (libraries). Together they are `RssFile`."""
-    kinds = {"mapped_vectors": ".vectors", "mapped_sqlite": ".sqlite3", "mapped_text_index": ".text/", "mapped_model": ".bin"}
+    # the first that a file's path holds names it (the vector file and the text index sit beside the SQLite file, named after it)
+    kinds = {"mapped_vectors": ".vectors", "mapped_text_index": ".text/", "mapped_sqlite": ".sqlite3", "mapped_model": ".bin"}
     out = dict.fromkeys([*kinds, "mapped_other"], 0.0)
     try:
         name = None
