@@ -369,3 +369,25 @@ def test_a_rows_length_reads_one_byte_and_longer_varints_alike():
         blob = b"".join(varint(n) for n in sizes)
         assert textindex._varints(blob) == sizes and textindex._length(blob) == sum(sizes)
     assert textindex._length(b"") == 0
+
+
+def test_the_lagging_rows_are_read_once_while_they_stay_the_same(path, monkeypatch):
+    """Writes not yet in the index shift each term's count: what they hold is read once
+    per state of the lag (the searcher and the last change), not on every search; a new
+    change (here a forget) is read again, and the scores stay FTS5's throughout."""
+    indexed, fts5 = _indexed(path), _fts5(path)
+    _strict(indexed, "kettle")  # the index built: what is written next lags it
+    written = [indexed.insert(_memory(6000 + i, f"kettle zeppelin lag {i}"))[0] for i in range(5)]
+    reads = []
+    texts = textindex._texts
+    monkeypatch.setattr(textindex, "_texts", lambda conn, rowids, *a: (reads.append(len(rowids)), texts(conn, rowids, *a))[1])
+    for q in ("kettle zeppelin", "kettle zeppelin"):
+        _same(_strict(indexed, q), _strict(fts5, q))
+        _same(_hits(indexed, q), _hits(fts5, q))
+    lag = len(indexed._text.lagging(indexed._conn))
+    assert lag >= 5 and reads.count(lag) == 2  # once for the strict leg's words, once for the tolerant leg's stems
+    indexed.delete(_rf(), written[0].reference)
+    reads.clear()
+    _same(_strict(indexed, "kettle zeppelin"), _strict(fts5, "kettle zeppelin"))
+    assert reads and reads[0] == len(indexed._text.lagging(indexed._conn))  # the lag moved: read again
+    indexed.close(), fts5.close()

@@ -75,6 +75,17 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
+class Lag(list):
+    """The rowids changed since the index's commit (`TextIndex.lagging`), and what says they
+    and their texts are still those: the searcher and the last change. Until either moves,
+    what `doc_freqs` reads of them is read once, not on every search (up to `LAG` rows, and
+    a count in the index per query term)."""
+
+    def __init__(self, rowids, state) -> None:
+        super().__init__(rowids)
+        self.state = state
+
+
 class TextIndex:
     """The derived index of one store (folder `path`); thread-safe within a process, and
     several processes may share it (one of them catches it up at a time)."""
@@ -93,6 +104,8 @@ class TextIndex:
         # live rows per term in the current searcher's commit (a count query walks the whole
         # posting list: at 1M, most of the leg's time); a new searcher starts afresh
         self._counts: tuple[object, dict[tuple[str, str], int]] = (None, {})
+        # the lagging rows' words by field and their count shifts by (field, term), for one `Lag.state`
+        self._lag_kept: tuple[object, dict, dict] = (None, {}, {})
 
     # -- opening, building, catching up ----------------------------------------------------
     def _read_watermark(self) -> tuple[int, int] | None:
@@ -275,7 +288,9 @@ class TextIndex:
             with self._exclusive():
                 self._catch_up(conn, last)
             lag = self._changed(conn, self.watermark, self.max_rowid)
-        return lag
+        return Lag(lag, (self._searcher, last))
+
+
 
     # -- searching -------------------------------------------------------------------------
     def candidates(self, terms: list[str], limit: int, context_weight: float, strict: bool = False) -> list[int]:
@@ -337,13 +352,38 @@ class TextIndex:
                 counts[(field, t)] = searcher.search(tantivy.Query.term_query(schema, field, t), limit=1).count
         out = {t: counts[(field, t)] for t in terms}
         if lag:
-            held = tantivy.Query.term_set_query(schema, "rowid", lag)
+            for t in terms:
+                out[t] += self._lag_shift(conn, searcher, schema, lag, field, t)
+        return out
+
+    def _lag_shift(self, conn: sqlite3.Connection, searcher, schema, lag: list[int], field: str, term: str) -> int:
+        """How far the lagging rows move `term`'s count in `field`: those that hold it in
+        SQLite now, less those the index's commit held it in. Kept while `lag` is the same
+        (`Lag.state`: the searcher and the last change), for `COUNTED_TERMS` terms."""
+        import tantivy
+
+        state = getattr(lag, "state", None)
+        key = (state[1], tuple(lag)) if state is not None and state[0] is searcher else None  # None: not kept
+        with self._lock:
+            held_key = self._lag_kept[0]
+            same = key is not None and held_key is not None and held_key[0] is searcher and held_key[1] == key
+            kept = self._lag_kept if same else None
+            if kept is None and key is not None:
+                self._lag_kept = kept = ((searcher, key), {}, {})
+        now = kept[1].get(field) if kept is not None else None
+        if now is None:
             columns = ("words",) if field == "words" else ("stems", "context")
             now = [set(" ".join(texts).split()) for texts in _texts(conn, lag, columns).values()]
-            for t in terms:
-                had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, field, t)), (tantivy.Occur.Must, held)]), limit=1).count
-                out[t] += sum(t in words for words in now) - had
-        return out
+            if kept is not None:
+                kept[1][field] = now
+        if kept is not None and (field, term) in kept[2]:
+            return kept[2][(field, term)]
+        held = tantivy.Query.term_set_query(schema, "rowid", lag)
+        had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, field, term)), (tantivy.Occur.Must, held)]), limit=1).count
+        shift = sum(term in words for words in now) - had
+        if kept is not None and len(kept[2]) < COUNTED_TERMS:
+            kept[2][(field, term)] = shift
+        return shift
 
 
 _COLUMNS = {"words": "c0", "stems": "c1", "context": "c2"}  # the FTS5 content table's columns
