@@ -106,3 +106,31 @@ def test_latency_bench_stores_token_states_with_the_local_model_and_copies_them(
         memories, states = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("memories", "memory_states"))
         conn.close()
         assert memories == states >= int(size)
+        figures = json.loads((tmp_path / size / "latency.json").read_text())["sizes"][size]
+        # the late leg's stages, timed one query at a time
+        assert all(figures[stage]["n"] == 3 for stage in ("recall_legs", "late_states_read", "late_states_decoded", "late_scoring"))
+        assert figures["late_pool_memories"] > 0 and figures["late_pool_tokens"] > figures["late_pool_memories"]
+        rss = figures["process_memory_mib"]  # the mapped files' resident pages, by what they are
+        assert rss["mapped_model"] > 0 and rss["mapped_other"] > 0
+        assert sum(rss[k] for k in rss if k.startswith("mapped_")) == pytest.approx(rss["RssFile"], abs=2.0)
+
+
+def test_the_rss_split_names_the_text_index_apart_from_the_sqlite_file_it_is_named_after(tmp_path):
+    """`bench.sqlite3.text/…` and `bench.sqlite3.vectors` hold `.sqlite3` in their paths too."""
+    import mmap
+    import os
+
+    from xmemo.bench.latency import _mapped_mib
+
+    (tmp_path / "bench.sqlite3.text").mkdir()
+    index = tmp_path / "bench.sqlite3.text" / "x.idx"
+    index.write_bytes(b"\1" * (4 << 20))
+    fd = os.open(index, os.O_RDONLY)
+    mapped = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+    try:
+        assert sum(mapped[i] for i in range(0, len(mapped), 4096)) == 1024  # every page touched: resident
+        split = _mapped_mib()
+        assert split["mapped_text_index"] >= 3.9 and split["mapped_sqlite"] == 0.0
+    finally:
+        mapped.close()
+        os.close(fd)

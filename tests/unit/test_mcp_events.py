@@ -3,6 +3,7 @@ real functions/mcp/app.py, loaded as the local gateway loads it."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -42,3 +43,19 @@ def test_mcp_events_through_the_lambda_handler(invoke):
         status, headers, body = invoke(name)
         check(status, headers, body, ISSUER)
     assert sorted(MCP_ANSWERS) == sorted(p.stem for p in (ROOT / "events/mcp").glob("*.json"))
+
+
+def test_a_cold_start_freezes_what_it_loaded_and_a_warm_call_freezes_nothing_more(invoke):
+    """The local gateway, as Lambda's initialisation (`startup.settle`): after an instance's
+    first invocation what it loaded is out of the collector's full passes; a warm
+    invocation is left alone (it would pay a full collection every time)."""
+    gc.unfreeze()
+    try:
+        assert gc.get_freeze_count() == 0
+        invoke("initialize")
+        assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()
+        made = []  # made between two warm calls: still in the collector's generations after the second
+        invoke("initialize")
+        assert any(o is made for o in gc.get_objects())
+    finally:
+        gc.unfreeze()

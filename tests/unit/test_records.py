@@ -112,3 +112,22 @@ def test_ranked_terms_weigh_a_memorys_terms_against_its_neighbours_by_repetition
     for weight in (0, 0.25, 0.5, 1, 2):  # the copies the LoCoMo scoring replicas divide by are the ones written
         copies, times = records.ranked_copies(weight)
         assert records.ranked_terms(own, ctx, weight).split() == own.split() * copies + ctx.split() * times
+
+
+def test_a_row_reader_reads_what_from_record_reads():
+    """`records.row_reader` (the SQLite store's reads: values by position, the plan made
+    once) gives `from_record`'s memory, for values present or None, with values past
+    the named ones (a score, an embedding) ignored, and a shared source record (the
+    store keeps its decoded JSON) never shared between memories."""
+    from xmemo.models import Source
+
+    names = ("rowid", *records.STORED)
+    read = records.row_reader(names, ROW)
+    full = memory(title="t", tags=("a", "b"), team="core", project="p", expires_at=NOW + timedelta(days=1), temporary=True,
+                  supersedes="mem_0", source=Source(client_id="c", agent="x"))
+    for m in (memory(), full):
+        record = records.to_record(m, ROW)
+        row = (7, *(record.get(name) for name in records.STORED), b"\x00" * 8, -1.5)
+        assert read(row) == records.from_record(record, ROW) == m
+    a, b = (read((1, *(records.to_record(full, ROW).get(n) for n in records.STORED))) for _ in range(2))
+    assert a.source == b.source and a.source is not b.source

@@ -325,7 +325,7 @@ def test_two_processes_share_the_index_and_find_every_write(path):
     store.close()
 
 
-def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path):
+def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path, monkeypatch):
     """Many memories scoring the same (one text, each alone in its location), written in
     batches the index commits one after another, so they lie in several segments: the
     strict leg returns FTS5's list, the newest first, not the ties tantivy happened to keep."""
@@ -333,12 +333,61 @@ def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path):
         return _memory(2000 + i, "the zeppelin kettle ledger", location=f"l{i}").model_copy(update={"bucket": f"b{i}"})
 
     indexed, fts5 = _indexed(path), _fts5(path)
+    candidates = textindex.TextIndex.candidates
     indexed.insert_many([_memory(4000 + i, f"filler {i}", location=f"f{i}") for i in range(600)])
     for batch in range(2):
         indexed.insert_many([same(i) for i in range(batch * 260, (batch + 1) * 260)])
         _strict(indexed, "zeppelin ledger")  # past LAG changes: the index commits them
-    for k in (5, 20):
+    searches = []
+    monkeypatch.setattr(textindex.TextIndex, "candidates", lambda self, *a, **kw: searches.append(a[1]) or candidates(self, *a, **kw))
+    for k, asked in ((5, [320, 2560]), (20, [1280])):
         want = _strict(fts5, "zeppelin ledger", k=k)
         assert len({s for _, s in want}) == 1 and want[0][1] > 0.01  # all tied, and the words are rare enough to weigh
+        searches.clear()
         _same(_strict(indexed, "zeppelin ledger", k=k), want)
+        # the widening round's candidates come with the first round's (8 × k, then 8 × that): one
+        # search fewer; a conjunction costs the index the same whatever the limit
+        assert searches == asked
+    indexed.close(), fts5.close()
+
+
+def test_a_rows_length_reads_one_byte_and_longer_varints_alike():
+    """`_length` (every column's tokens, from FTS5's docsize record) skips varint decoding
+    when every byte is a whole varint, and gives what decoding gives."""
+    import random
+
+    def varint(n: int) -> bytes:
+        out = [n & 0x7F]
+        while n > 0x7F:
+            n >>= 7
+            out.append(0x80 | (n & 0x7F))
+        return bytes(reversed(out))
+
+    rng = random.Random(5)
+    for _ in range(500):
+        sizes = [rng.choice([rng.randrange(128), rng.randrange(128, 70_000)]) for _ in range(3)]
+        blob = b"".join(varint(n) for n in sizes)
+        assert textindex._varints(blob) == sizes and textindex._length(blob) == sum(sizes)
+    assert textindex._length(b"") == 0
+
+
+def test_the_lagging_rows_are_read_once_while_they_stay_the_same(path, monkeypatch):
+    """Writes not yet in the index shift each term's count: what they hold is read once
+    per state of the lag (the searcher and the last change), not on every search; a new
+    change (here a forget) is read again, and the scores stay FTS5's throughout."""
+    indexed, fts5 = _indexed(path), _fts5(path)
+    _strict(indexed, "kettle")  # the index built: what is written next lags it
+    written = [indexed.insert(_memory(6000 + i, f"kettle zeppelin lag {i}"))[0] for i in range(5)]
+    reads = []
+    texts = textindex._texts
+    monkeypatch.setattr(textindex, "_texts", lambda conn, rowids, *a: (reads.append(len(rowids)), texts(conn, rowids, *a))[1])
+    for q in ("kettle zeppelin", "kettle zeppelin"):
+        _same(_strict(indexed, q), _strict(fts5, q))
+        _same(_hits(indexed, q), _hits(fts5, q))
+    lag = len(indexed._text.lagging(indexed._conn))
+    assert lag >= 5 and reads.count(lag) == 2  # once for the strict leg's words, once for the tolerant leg's stems
+    indexed.delete(_rf(), written[0].reference)
+    reads.clear()
+    _same(_strict(indexed, "kettle zeppelin"), _strict(fts5, "kettle zeppelin"))
+    assert reads and reads[0] == len(indexed._text.lagging(indexed._conn))  # the lag moved: read again
     indexed.close(), fts5.close()

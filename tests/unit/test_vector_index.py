@@ -264,3 +264,33 @@ def test_a_reindexed_store_never_maps_the_index_saved_before(tmp_path, monkeypat
     top = _semantic(again, "alice", new[300], 1)[0]
     assert top.memory.content == "note alice 300" and top.score == pytest.approx(1.0, abs=1e-5)
     again.close()
+
+
+def test_the_leg_reads_its_best_visible_rows_in_one_round_trip_and_a_narrow_filter_gets_the_same_best(pruned):
+    """The rows are read whole in the index's order with the filter applied, until k are
+    visible: a caller who sees them all pays one statement (the filter checked apart and
+    then the rows read was two), and a request filter that hides most rows still gets
+    the k best by the index's scores of those it may see, by exact cosine."""
+    store, vectors, owners, refs = pruned
+    q = _clustered(np.random.default_rng(11), 1)[0]
+    _semantic(store, "alice", q, 40)  # the index caught up with the table
+    statements = []
+    store._conn.set_trace_callback(lambda sql: statements.append(sql) if "FROM memories" in sql else None)
+    hits = _semantic(store, "alice", q, 40)
+    store._conn.set_trace_callback(None)
+    assert len(hits) == 40 and len(statements) == 1, statements
+    narrow = read_filter(make_principal("alice"), T0 + timedelta(days=1), created_after=T0 + timedelta(seconds=2000))
+    for k in (5, 60):
+        got = store.search("", q, narrow, lexical_k=0, semantic_k=k, strict=False).semantic
+        # the reference: the index's candidates, as wide as the leg widened, the visible k best
+        want = k * 2 + 8
+        while True:
+            ids, approx, _ = store._vectors.nearest(q, narrow.holders, want)
+            seen = [(-s, r) for r, s in zip(ids.tolist(), approx.tolist())
+                    if owners[r - 1] == "alice" and r - 1 >= 2000]
+            if len(seen) >= k or ids.size < want:
+                break
+            want *= 4
+        best = [r for _, r in sorted(seen)[:k]]
+        expected = sorted(best, key=lambda r: (-float(vectors[r - 1] @ q), -r))
+        assert [h.memory.reference for h in got] == [refs[r - 1] for r in expected]

@@ -44,7 +44,7 @@ TARGET_MIB = 200  # all layers together, unzipped, with the model
 LAYERS = ("XMemoLayer", "EmbedderLayer")
 # xmemo.startup's steps: services, the function's models, the encoding's ranks, tiktoken's
 # construction from them, the local model
-STEPS = ("services_ms", "models_ms", "ranks_ms", "encoding_ms", "model_ms")
+STEPS = ("services_ms", "models_ms", "ranks_ms", "encoding_ms", "model_ms", "settle_ms")
 
 CHILD = r'''
 import importlib.util, json, sys, time

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from ..startup import settle
 from .events import LambdaContext
 from .template import Route
 
@@ -57,23 +58,28 @@ class FunctionPool:
     def cold_starts(self) -> int:
         return self._created
 
-    def _checkout(self) -> Callable[[dict, Any], dict]:
+    def _checkout(self) -> tuple[Callable[[dict, Any], dict], bool]:
+        """An idle instance, or a new one (True: a cold start)."""
         try:
-            return self._idle.get_nowait()
+            return self._idle.get_nowait(), False
         except queue.Empty:
             pass
         with self._lock:
             self._created += 1
         attribute = self.route.handler.rsplit(".", 1)[1]
-        return load_handler(self.route.handler_file, attribute, self.route.function)
+        return load_handler(self.route.handler_file, attribute, self.route.function), True
 
     def invoke(self, event: dict) -> dict:
-        """Run one invocation on an idle (or new) instance; waits when all are busy."""
+        """Run one invocation on an idle (or new) instance; waits when all are busy. After a
+        cold start's first invocation (which built the services, as Lambda's initialisation
+        does) what it loaded is frozen out of the garbage collector's passes (`startup.settle`)."""
         with self._slots:
-            handler = self._checkout()
+            handler, cold = self._checkout()
             try:
                 context = LambdaContext(self.route.function, self.route.memory, self.route.timeout)
                 with _INVOCATION_LOCK:
                     return handler(event, context)
             finally:
+                if cold:
+                    settle()
                 self._idle.put(handler)

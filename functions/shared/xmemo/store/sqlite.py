@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,7 +35,7 @@ from . import records
 from .base import Candidates, Hit
 from .records import FLAG, LIST, NUMBER, OBJECT, TIME
 from .shares import HolderShares, first_round
-from .textindex import CHANGES, STRICT_POOL, TextIndex, bm25, log_change, trim_changes
+from .textindex import CHANGES, STRICT_POOL, Statistics, TextIndex, log_change, trim_changes
 from .vectors import EXACT_ROWS, VectorIndex
 
 FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
@@ -102,16 +103,13 @@ ROW = records.Codec(
         TIME: lambda ts: datetime.fromtimestamp(ts, tz=timezone.utc),
         FLAG: bool,
         LIST: lambda tags: tuple(tags.split()),
-        OBJECT: json.loads,
+        OBJECT: lru_cache(maxsize=1024)(json.loads),  # a few clients write every source; pydantic copies what it reads
     },
 )
 _SQL_TYPES = {NUMBER: "NUMERIC", TIME: "REAL", FLAG: "INTEGER"}  # of a column added for a new field; others TEXT
-_COLUMNS = ", ".join(("rowid", *records.STORED))
+_COLUMNS = ", ".join(("rowid", *records.STORED))  # every read of whole memories selects these first, in this order
 _SAME_KEY = " AND ".join(f"{name} = ?" for name in records.DUPLICATE_KEY)
-
-
-def _row_to_memory(row: sqlite3.Row) -> Memory:
-    return records.from_record(dict(zip(row.keys(), row)), ROW)
+_row_to_memory = records.row_reader(("rowid", *records.STORED), ROW)
 
 
 def where_clause(rf: ReadFilter) -> tuple[str, list[Any]]:
@@ -673,14 +671,31 @@ class SQLiteStore:
             return None
         where, params = where_clause(rf)
         want = first_round(k, share, STRICT_POOL if strict else LEXICAL_POOL, LEXICAL_WIDEST)
+        stats = Statistics.read(conn, self._text, terms, lag, strict)
+        listed: list[int] = []  # tantivy's candidates, best first
+        asked = 0
+        created: dict[int, float] = {}  # of the rows checked so far, those the caller may see
+        scored: dict[int, float] = {}  # their scores (those that match)
+        checked: set[int] = set()
         while want <= LEXICAL_WIDEST:
-            found = self._text.candidates(terms, want, self._context_weight, strict)
+            if want > asked:
+                # the strict leg asks for the next round's candidates at once: a conjunction is
+                # scored whole whatever the limit, so a second search cost as much as the first
+                asked = want * 8 if strict and want * 8 <= LEXICAL_WIDEST else want
+                listed = self._text.candidates(terms, asked, self._context_weight, strict)
+            found = listed[:want]
             pool = list(dict.fromkeys([*found, *lag]))
-            created = dict(conn.execute(
-                f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(pool))})",
-                [*params, *pool],
-            ).fetchall()) if pool else {}
-            score = bm25(conn, self._text, terms, list(created), self._context_weight, lag, strict)
+            new = [r for r in pool if r not in checked]
+            checked.update(new)
+            if new:
+                visible = dict(conn.execute(
+                    f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(new))})",
+                    [*params, *new],
+                ).fetchall())
+                created.update(visible)
+                if stats is not None:
+                    scored.update(stats.scores(conn, list(visible), self._context_weight))
+            score = {r: scored[r] for r in pool if r in scored}
             if len(score) >= k or len(found) < want:
                 best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
                 if not (strict and len(found) == want and len(best) == k and min(score.values()) >= score[best[-1]]):
@@ -741,20 +756,26 @@ class SQLiteStore:
             if ids.size == 0:
                 return []
             known = dict(zip(ids.tolist(), scores.tolist()))
-            visible = [  # NOT INDEXED: look the rowids up, never scan the caller's holder index
-                r[0] for r in conn.execute(
-                    f"SELECT m.rowid FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(known))})",
-                    [*params, *known],
-                )
-            ]
-            if len(visible) >= k or ids.size < want:
-                best = sorted(visible, key=lambda rowid: -known[rowid])[:k]
-                rows = conn.execute(f"SELECT {_COLUMNS}, embedding FROM memories WHERE rowid IN ({','.join('?' * len(best))})", best)
+            # the candidates by their index scores (equal ones by rowid), read whole in that
+            # order with the filter applied, until k are visible: the k best the caller may
+            # see are then among those read (one round trip when the caller sees them all)
+            ranked = sorted(known, key=lambda rowid: (-known[rowid], rowid))
+            rows: dict[int, sqlite3.Row] = {}
+            start = 0
+            while start < len(ranked) and len(rows) < k:
+                chunk = ranked[start : start + (k if start == 0 else len(ranked))]
+                start += len(chunk)
+                rows.update((r["rowid"], r) for r in conn.execute(  # NOT INDEXED: by rowid, never the caller's holder index
+                    f"SELECT {_COLUMNS}, embedding FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(chunk))})",
+                    [*params, *chunk],
+                ))
+            if len(rows) >= k or ids.size < want:
                 hits = []
-                for r in rows:
+                for rowid in [r for r in ranked if r in rows][:k]:
+                    r = rows[rowid]
                     stored = np.frombuffer(r["embedding"], dtype=np.float32)
-                    score = known[r["rowid"]] if exact else float(stored @ vector)
-                    hits.append((score, r["rowid"], _row_to_memory(r), stored))
+                    score = known[rowid] if exact else float(stored @ vector)
+                    hits.append((score, rowid, _row_to_memory(r), stored))
                 hits.sort(key=lambda h: (-h[0], -h[1]))
                 return [Hit(m, s, v) for s, _, m, v in hits]
             want *= 4

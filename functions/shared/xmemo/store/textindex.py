@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .fts5rank import idf as _idf
-from .fts5rank import row_score
+from .fts5rank import B, K1, row_score
 
 LAG = 256  # changes scored from SQLite before the index catches up
 COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
@@ -75,6 +75,17 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
+class Lag(list):
+    """The rowids changed since the index's commit (`TextIndex.lagging`), and what says they
+    and their texts are still those: the searcher and the last change. Until either moves,
+    what `doc_freqs` reads of them is read once, not on every search (up to `LAG` rows, and
+    a count in the index per query term)."""
+
+    def __init__(self, rowids, state) -> None:
+        super().__init__(rowids)
+        self.state = state
+
+
 class TextIndex:
     """The derived index of one store (folder `path`); thread-safe within a process, and
     several processes may share it (one of them catches it up at a time)."""
@@ -93,6 +104,8 @@ class TextIndex:
         # live rows per term in the current searcher's commit (a count query walks the whole
         # posting list: at 1M, most of the leg's time); a new searcher starts afresh
         self._counts: tuple[object, dict[tuple[str, str], int]] = (None, {})
+        # the lagging rows' words by field and their count shifts by (field, term), for one `Lag.state`
+        self._lag_kept: tuple[object, dict, dict] = (None, {}, {})
 
     # -- opening, building, catching up ----------------------------------------------------
     def _read_watermark(self) -> tuple[int, int] | None:
@@ -275,7 +288,9 @@ class TextIndex:
             with self._exclusive():
                 self._catch_up(conn, last)
             lag = self._changed(conn, self.watermark, self.max_rowid)
-        return lag
+        return Lag(lag, (self._searcher, last))
+
+
 
     # -- searching -------------------------------------------------------------------------
     def candidates(self, terms: list[str], limit: int, context_weight: float, strict: bool = False) -> list[int]:
@@ -337,24 +352,62 @@ class TextIndex:
                 counts[(field, t)] = searcher.search(tantivy.Query.term_query(schema, field, t), limit=1).count
         out = {t: counts[(field, t)] for t in terms}
         if lag:
-            held = tantivy.Query.term_set_query(schema, "rowid", lag)
-            now = [set(w.split()) if field == "words" else set(s.split()) | set(c.split()) for w, s, c in _texts(conn, lag).values()]
             for t in terms:
-                had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, field, t)), (tantivy.Occur.Must, held)]), limit=1).count
-                out[t] += sum(t in words for words in now) - had
+                out[t] += self._lag_shift(conn, searcher, schema, lag, field, t)
         return out
 
+    def _lag_shift(self, conn: sqlite3.Connection, searcher, schema, lag: list[int], field: str, term: str) -> int:
+        """How far the lagging rows move `term`'s count in `field`: those that hold it in
+        SQLite now, less those the index's commit held it in. Kept while `lag` is the same
+        (`Lag.state`: the searcher and the last change), for `COUNTED_TERMS` terms."""
+        import tantivy
 
-def _texts(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
-    """The words, stems and context of these full-text rows (those that still exist)."""
+        state = getattr(lag, "state", None)
+        key = (state[1], tuple(lag)) if state is not None and state[0] is searcher else None  # None: not kept
+        with self._lock:
+            held_key = self._lag_kept[0]
+            same = key is not None and held_key is not None and held_key[0] is searcher and held_key[1] == key
+            kept = self._lag_kept if same else None
+            if kept is None and key is not None:
+                self._lag_kept = kept = ((searcher, key), {}, {})
+        now = kept[1].get(field) if kept is not None else None
+        if now is None:
+            columns = ("words",) if field == "words" else ("stems", "context")
+            now = [set(" ".join(texts).split()) for texts in _texts(conn, lag, columns).values()]
+            if kept is not None:
+                kept[1][field] = now
+        if kept is not None and (field, term) in kept[2]:
+            return kept[2][(field, term)]
+        held = tantivy.Query.term_set_query(schema, "rowid", lag)
+        had = searcher.search(tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.term_query(schema, field, term)), (tantivy.Occur.Must, held)]), limit=1).count
+        shift = sum(term in words for words in now) - had
+        if kept is not None and len(kept[2]) < COUNTED_TERMS:
+            kept[2][(field, term)] = shift
+        return shift
+
+
+_COLUMNS = {"words": "c0", "stems": "c1", "context": "c2"}  # the FTS5 content table's columns
+
+
+def _texts(conn: sqlite3.Connection, rowids: list[int], columns: tuple[str, ...] = ("words", "stems", "context")) -> dict[int, tuple[str, ...]]:
+    """The `columns` (words, stems, context) of these full-text rows (those that still
+    exist). Only those asked for are read: a context column is often the largest, and the
+    strict leg reads words alone."""
     out = {}
+    wanted = ", ".join(_COLUMNS[c] for c in columns)
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]
-        for rowid, words, stems, context in conn.execute(
-            f"SELECT id, c0, c1, c2 FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        for rowid, *texts in conn.execute(
+            f"SELECT id, {wanted} FROM memories_fts_content WHERE id IN ({','.join('?' * len(chunk))})", chunk
         ):
-            out[rowid] = (words or "", stems or "", context or "")
+            out[rowid] = tuple(t or "" for t in texts)
     return out
+
+
+def _length(docsize: bytes) -> int:
+    """A row's tokens in every column, from its FTS5 docsize record (one varint a column):
+    a record of bytes below 0x80 holds one-byte varints, whose values are those bytes."""
+    return sum(docsize) if max(docsize, default=0) < 0x80 else sum(_varints(docsize))
 
 
 def bm25(
@@ -369,26 +422,59 @@ def bm25(
     `lag` rows."""
     if not rowids or not terms:
         return {}
-    averages = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
-    if averages is None:
-        return {}
-    counts = _varints(averages[0])
-    rows, avgdl = counts[0], sum(counts[1:]) / max(1, counts[0])
-    if rows == 0 or avgdl == 0:
-        return {}
-    idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag, "words" if strict else "terms").items()}
-    marks = ",".join("?" * len(rowids))
-    sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
-    out: dict[int, float] = {}
-    for rowid, (words, stems, context) in _texts(conn, rowids).items():
-        if strict:
-            own = words.split()
-            if not all(t in own for t in terms):
-                continue
-            near = []
-        else:
-            own, near = stems.split(), (context.split() if context_weight > 0 else [])
-        score = row_score(idf, own, near, sum(_varints(sizes.get(rowid, b""))), avgdl, context_weight)
-        if score > 0:
-            out[rowid] = score
-    return out
+    stats = Statistics.read(conn, index, terms, lag, strict)
+    return stats.scores(conn, rowids, context_weight) if stats is not None else {}
+
+
+class Statistics:
+    """What `bm25` scores rows with for one query: FTS5's row count and mean length, and
+    each term's IDF. Read once per query, so a search that widens scores each new round's
+    rows without reading them again."""
+
+    def __init__(self, terms: list[str], idf: dict[str, float], avgdl: float, strict: bool):
+        self.terms, self.idf, self.avgdl, self.strict = terms, idf, avgdl, strict
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection, index: TextIndex, terms: list[str], lag: list[int], strict: bool) -> "Statistics | None":
+        """None when FTS5 holds no rows (nothing scores)."""
+        averages = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+        if averages is None:
+            return None
+        counts = _varints(averages[0])
+        rows, avgdl = counts[0], sum(counts[1:]) / max(1, counts[0])
+        if rows == 0 or avgdl == 0:
+            return None
+        idf = {t: _idf(rows, n) for t, n in index.doc_freqs(conn, terms, lag, "words" if strict else "terms").items()}
+        return cls(terms, idf, avgdl, strict)
+
+    def scores(self, conn: sqlite3.Connection, rowids: list[int], context_weight: float) -> dict[int, float]:
+        """`bm25`'s scores of `rowids` (those that match)."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
+        out: dict[int, float] = {}
+        terms, idf, avgdl = self.terms, self.idf, self.avgdl
+        if self.strict:
+            # `row_score` without context, inlined (the same operations in the same order: the
+            # same bits): a tie at 1M memories scores 640 rows, and the calls were a third of it
+            weights = list(idf.values())
+            asked = list(idf)
+            for rowid, (words,) in _texts(conn, rowids, ("words",)).items():
+                own = words.split()
+                counts = [own.count(t) for t in asked]
+                if 0 in counts:  # not every term: no match
+                    continue
+                norm = K1 * (1 - B + B * _length(sizes.get(rowid, b"")) / avgdl)
+                score = 0.0
+                for weight, f in zip(weights, counts):
+                    score += weight * (f * (K1 + 1.0)) / (f + norm)
+                if score > 0:
+                    out[rowid] = score
+            return out
+        for rowid, (stems, context) in _texts(conn, rowids, ("stems", "context")).items():
+            near = context.split() if context_weight > 0 else []
+            score = row_score(idf, stems.split(), near, _length(sizes.get(rowid, b"")), avgdl, context_weight)
+            if score > 0:
+                out[rowid] = score
+        return out
