@@ -107,6 +107,10 @@ def test_the_command_on_a_tiny_corpus(tmp_path: Path, capsys):
     assert report["splits"]["dev"]["pack"]["questions"] == 1 and report["splits"]["heldout"]["pack"]["no_answer"] == 1
     assert (out / "curve.svg").read_text().startswith("<svg") and (out / "command.txt").read_text().startswith("xmemo bench notes")
     assert "limit" in report["run"] and report["run"]["embedder"] == "none"
+    # a figure is tied to the constants that produced it
+    from xmemo.retrieval.profile import PROFILE
+
+    assert report["run"]["profile"] == PROFILE.identity() and f"Ranking profile: {PROFILE.name} version {PROFILE.version}" in text
 
 
 def test_one_split_only(tmp_path: Path, capsys):

@@ -298,6 +298,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"Corpus: {report['corpus']['notes']} notes, {report['corpus']['questions']} questions "
         f"(split seed {report['corpus']['split']['seed']}); store {run['store']}, embedder {run['embedder']}, "
         f"semantic leg {run['semantic']}.",
+        *([f"Ranking profile: {run['profile']['name']} version {run['profile']['version']}"
+           + (f" (overridden: {', '.join(run['profile']['overridden'])})" if run['profile'].get('overridden') else "") + "."] if "profile" in run else []),
         "",
         "The held-out half is for reporting only: no constant may be tuned on it.",
         "",
@@ -395,6 +397,7 @@ def register(sub) -> None:
 def command() -> str:
     """The command as typed, after the retrieval settings given in the environment (only
     those: no other variable, which might hold a secret, is ever written)."""
+    from ..retrieval.profile import PROFILE
     from .locomo import RETRIEVAL_SETTINGS
 
     names = {f"XMEMO_{name.upper()}" for name in RETRIEVAL_SETTINGS}
@@ -406,6 +409,7 @@ def command() -> str:
 def run(args: argparse.Namespace) -> int:
     from ..config import Settings
     from ..embedding import make_embedder
+    from ..retrieval.profile import PROFILE
     from .locomo import RETRIEVAL_SETTINGS
 
     settings = Settings(**({"embedder": args.embedder} if args.embedder else {}))
@@ -423,6 +427,7 @@ def run(args: argparse.Namespace) -> int:
         semantic = factory.semantic() if factory is not None else ("on" if embedder is not None else "off: no embedder")
     report["run"] = {
         "command": command(),
+        "profile": PROFILE.identity(settings),
         "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
         "split": args.split, "limit": args.limit, "store": label, "embedder": settings.embedder, "semantic": semantic,
         "corpus": str(args.corpus),
