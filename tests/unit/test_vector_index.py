@@ -327,9 +327,11 @@ def _distances(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
         return rng.integers(0, 385, n).astype(np.uint16)
     if kind == "narrow":  # few distinct values: many ties at the cut
         return rng.binomial(384, 0.5, n).astype(np.uint16)
+    from xmemo.store.vectors import CUT_STRIDE
+
     if kind == "sampled-nearest":  # the sampled rows are the nearest: the guess is short, the whole histogram answers
         out = rng.integers(150, 250, n).astype(np.uint16)
-        out[::16] = rng.integers(0, 40, len(out[::16]))
+        out[::CUT_STRIDE] = rng.integers(0, 40, len(out[::CUT_STRIDE]))
         return out
     raise ValueError(kind)
 
@@ -359,9 +361,10 @@ def test_the_cut_from_a_sample_takes_the_rows_the_whole_histogram_took(monkeypat
                 got = index_module._smallest(v, limit, visible)
                 histograms = list(lengths)
                 assert np.array_equal(got, _smallest_by_whole_histogram(v, limit, visible)), (kind, n, limit)
-                if kind != "sampled-nearest" and n >= 16 * limit and visible > 16 * limit:
+                stride = index_module.CUT_STRIDE
+                if kind != "sampled-nearest" and n >= stride * limit and visible > stride * limit:
                     assert n not in histograms, (kind, n, limit)
-                if kind == "sampled-nearest" and far is None and n >= 16 * limit:
+                if kind == "sampled-nearest" and far is None and n >= stride * limit:
                     assert n in histograms  # the fallback was taken, and answered the same
 
 

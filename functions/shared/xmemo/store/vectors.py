@@ -40,8 +40,9 @@ RESCORE_BLOCK = 256  # rows of the int8 copy converted to float32 at once (384 K
 BLOCK = 65_536  # rows whose bits are compared at once (scratch of 512 KiB a word: stays in cache)
 PARALLEL_ROWS = 200_000  # from this many rows the Hamming pass is split among the cores
 BYTE_WORDS = 3  # words whose bit counts are summed in one byte (3 × 64 = 192 ≤ 255) before widening to uint16
-CUT_STRIDE = 16  # the cut of the nearest rows is guessed from every 16th distance …
-CUT_MARGIN = 1.25  # … aiming a quarter past the rows wanted (a short guess costs one more pass, never a result)
+CUT_STRIDE = 17  # the cut of the nearest rows is guessed from every 17th distance (prime: a store grown from
+# copies of a round-sized corpus is not sampled at the same memory in every copy, which widened the guess's spread) …
+CUT_MARGIN = 2.0  # … aiming at twice the rows wanted (a short guess costs one more pass, never a result)
 _FAR = np.iinfo(np.uint16).max  # the distance of a row the caller may not see
 SAVE_SHARE = 0.1  # the file is rewritten once the rows read from the table since it reach this share of it
 SAVE_ROWS = 20_000  # … and at least this many
