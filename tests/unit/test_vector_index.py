@@ -294,3 +294,118 @@ def test_the_leg_reads_its_best_visible_rows_in_one_round_trip_and_a_narrow_filt
         best = [r for _, r in sorted(seen)[:k]]
         expected = sorted(best, key=lambda r: (-float(vectors[r - 1] @ q), -r))
         assert [h.memory.reference for h in got] == [refs[r - 1] for r in expected]
+
+
+# -- the pass and the cut against the code they replace -----------------------------------
+def _smallest_by_whole_histogram(values: np.ndarray, limit: int, visible: int) -> np.ndarray:
+    """The cut as it was found before: a histogram of every distance."""
+    limit = min(limit, visible)
+    cut = int(np.searchsorted(np.cumsum(np.bincount(values)), limit))
+    idx = np.flatnonzero(values <= cut)
+    if len(idx) > limit:
+        idx = idx[np.argpartition(values[idx], limit - 1)[:limit]]
+    return idx[np.argsort(values[idx], kind="stable")]
+
+
+def _hamming_word_by_word(columns, query, out, starts) -> None:
+    """The pass as it was: each word's counts added into the uint16 distances."""
+    from xmemo.store.vectors import BLOCK
+
+    scratch, count = np.empty(BLOCK, dtype=np.uint64), np.empty(BLOCK, dtype=np.uint8)
+    for a in starts:
+        b = min(a + BLOCK, len(out))
+        m, into = b - a, out[a:b]
+        into[:] = 0
+        for w, column in enumerate(columns):
+            np.bitwise_xor(column[a:b], query[w], out=scratch[:m])
+            np.bitwise_count(scratch[:m], out=count[:m])
+            np.add(into, count[:m], out=into)
+
+
+def _distances(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
+    if kind == "spread":
+        return rng.integers(0, 385, n).astype(np.uint16)
+    if kind == "narrow":  # few distinct values: many ties at the cut
+        return rng.binomial(384, 0.5, n).astype(np.uint16)
+    from xmemo.store.vectors import CUT_STRIDE
+
+    if kind == "sampled-nearest":  # the sampled rows are the nearest: the guess is short, the whole histogram answers
+        out = rng.integers(150, 250, n).astype(np.uint16)
+        out[::CUT_STRIDE] = rng.integers(0, 40, len(out[::CUT_STRIDE]))
+        return out
+    raise ValueError(kind)
+
+
+def test_the_cut_from_a_sample_takes_the_rows_the_whole_histogram_took(monkeypatch):
+    """The nearest rows are the same indices in the same order as a histogram of every
+    distance gave, with ties at the cut, with rows the caller may not see (`_FAR`), with
+    few visible rows and with near rows the sample misses; and on a store's usual
+    distances no histogram of every row is taken any more (it copied a million
+    distances to int64 per query)."""
+    from xmemo.store import vectors as index_module
+
+    rng = np.random.default_rng(21)
+    lengths: list[int] = []
+    plain_bincount = np.bincount
+    monkeypatch.setattr(np, "bincount", lambda x, *a, **kw: (lengths.append(len(x)), plain_bincount(x, *a, **kw))[1])
+    for kind in ("spread", "narrow", "sampled-nearest"):
+        for n, limit in ((200_000, 5_000), (40_000, 1_000), (40_000, 2_600), (3_000, 500)):
+            values = _distances(rng, n, kind)
+            hidden = rng.random(n) < 0.3
+            for far in (None, hidden, rng.random(n) < 0.999):
+                v = values.copy()
+                if far is not None:
+                    v[far] = index_module._FAR
+                visible = n - int(far.sum()) if far is not None else n
+                lengths.clear()
+                got = index_module._smallest(v, limit, visible)
+                histograms = list(lengths)
+                assert np.array_equal(got, _smallest_by_whole_histogram(v, limit, visible)), (kind, n, limit)
+                stride = index_module.CUT_STRIDE
+                if kind != "sampled-nearest" and n >= stride * limit and visible > stride * limit:
+                    assert n not in histograms, (kind, n, limit)
+                if kind == "sampled-nearest" and far is None and n >= stride * limit:
+                    assert n in histograms  # the fallback was taken, and answered the same
+
+
+def test_the_pruned_leg_returns_the_rows_and_scores_it_returned_before(monkeypatch):
+    """`VectorIndex.nearest` through the new pass and cut against the code they replace,
+    on the same random index: the same rowids in the same order with the same scores, for
+    every holder's view, at widths that take the sampled cut and widths that do not."""
+    from xmemo.store import vectors as index_module
+
+    monkeypatch.setattr(index_module, "RESCORED", 1_000)
+    monkeypatch.setattr(index_module, "BLOCK", 4_096)  # several blocks, the last partial
+    rng = np.random.default_rng(22)
+    n = 24_000
+    vectors = _clustered(rng, n)
+    index = index_module.VectorIndex(exact_rows=1_000)
+    holders = rng.choice(["alice", "bob", "carol"], n, p=[0.8, 0.15, 0.05])
+    index._append([(i + 1, str(h), v.tobytes()) for i, (h, v) in enumerate(zip(holders, vectors))])
+    assert not index.exact
+    queries = _clustered(np.random.default_rng(23), 12)
+    cases = [(frozenset({"alice", "bob", "carol"}), 60), (frozenset({"alice"}), 240), (frozenset({"bob"}), 60),
+             (frozenset({"carol", "bob"}), 1_500), (frozenset({"carol"}), 30)]
+    new = [index.nearest(q, who, limit) for q in queries for who, limit in cases]
+    monkeypatch.setattr(index_module, "_smallest", _smallest_by_whole_histogram)
+    monkeypatch.setattr(index_module, "_hamming_blocks", _hamming_word_by_word)
+    old = [index.nearest(q, who, limit) for q in queries for who, limit in cases]
+    for (ids, scores, exact), (old_ids, old_scores, old_exact) in zip(new, old):
+        assert np.array_equal(ids, old_ids) and np.array_equal(scores, old_scores) and exact == old_exact
+
+
+@pytest.mark.parametrize("dim", [64, 200, 448])
+def test_the_pass_sums_any_number_of_words_in_bytes_exactly(dim):
+    """Words are summed three to a byte: one, four (a group and one left over) and seven
+    words give the plain popcount's distances, up to the largest (every bit different)."""
+    from xmemo.store import vectors as index_module
+
+    rng = np.random.default_rng(dim)
+    v = rng.normal(size=(3_000, dim)).astype(np.float32)
+    index = index_module.VectorIndex(exact_rows=100)
+    index._append([(i + 1, "alice", x.tobytes()) for i, x in enumerate(v)])
+    for q in (v[0], -v[1] + 2 * index.mean, rng.normal(size=dim).astype(np.float32)):
+        query = index._signs(q.reshape(1, -1))[0]
+        bits = np.stack([c.view for c in index.bits], axis=1)
+        assert np.array_equal(index._hamming(q), np.bitwise_count(bits ^ query).sum(axis=1))
+    assert index._hamming(-v[1] + 2 * index.mean)[1] == dim  # the mirrored row: every bit differs
