@@ -697,7 +697,7 @@ class SQLiteStore:
                     scored.update(stats.scores(conn, list(visible), self._context_weight))
             score = {r: scored[r] for r in pool if r in scored}
             if len(score) >= k or len(found) < want:
-                best = sorted(score, key=lambda r: (-score[r], -created[r]))[:k]
+                best = sorted(score, key=lambda r: (-score[r], -created[r], -r))[:k]  # last: the later row, as FTS5's order
                 if not (strict and len(found) == want and len(best) == k and min(score.values()) >= score[best[-1]]):
                     return self._hits(conn, best, score)
                 # every candidate scores as the k-th: rows tied with it (the newest first) may lie past them
@@ -732,13 +732,13 @@ class SQLiteStore:
                 [*params, *score],
             ).fetchall() if score else []
             if len(visible) >= k or len(ranked) < want:
-                best = [r[0] for r in sorted(visible, key=lambda r: (score[r[0]], -r[1]))[:k]]
+                best = [r[0] for r in sorted(visible, key=lambda r: (score[r[0]], -r[1], -r[0]))[:k]]
                 return self._hits(conn, best, {i: -float(score[i]) for i in best})
             want *= 8
         rows = conn.execute(
             f"SELECT {_COLUMNS.replace('rowid', 'm.rowid', 1)}, {bm25} AS score "
             f"FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC LIMIT ?",
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.created_at DESC, m.rowid DESC LIMIT ?",
             [query, *params, k],
         ).fetchall()
         return [Hit(_row_to_memory(r), -float(r["score"])) for r in rows]
