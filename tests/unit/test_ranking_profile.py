@@ -79,7 +79,7 @@ def test_the_modules_read_their_constants_from_the_profile():
     from xmemo.retrieval import late, pipeline, relevance
 
     c = PROFILE.constants
-    assert (late.LAYER, late.SMOOTHING) == (c.late_layer, c.late_idf_smoothing)
+    assert (late.LAYER, late.SMOOTHING) == (c.late_layer, c.idf_smoothing)
     assert (relevance.MAX_NAMES, relevance.WHOLE) == (c.names_checked, c.abbreviation_whole)
     assert pipeline.context_candidates(8) == c.pack_candidates_per_item * 8
 

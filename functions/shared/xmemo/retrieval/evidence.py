@@ -23,7 +23,6 @@ and late scores, and term shares alone are too weak a measure."""
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
@@ -31,7 +30,6 @@ from .. import text
 from ..config import RetrievalSettings
 from ..store.records import has_context
 from .fusion import Ranked
-from .profile import PROFILE
 
 
 def coverage(query: str, contents: Sequence[str]) -> list[float]:
@@ -43,7 +41,9 @@ def coverage(query: str, contents: Sequence[str]) -> list[float]:
     if not terms or not held:
         return [0.0] * len(held)
     n = len(held)
-    weights = {t: math.log((n + 1) / (sum(t in h for h in held) + PROFILE.constants.evidence_idf_smoothing)) for t in terms}
+    from .late import pool_idf  # numpy: loaded once a read with an embedder gets here, as the late leg does
+
+    weights = {t: float(pool_idf(n, sum(t in h for h in held))) for t in terms}
     total = sum(weights.values())
     if total <= 0:
         return [0.0] * n

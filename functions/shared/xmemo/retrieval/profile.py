@@ -68,8 +68,7 @@ class RankingConstants:
     """The constants fixed in code, no setting to move them."""
 
     late_layer: int  # the embedder layer whose token states the late leg compares (`late.LAYER`)
-    late_idf_smoothing: float  # BM25's +0.5 in the late leg's IDF of a question token (`late`)
-    evidence_idf_smoothing: float  # the same in the evidence cut's IDF of a query term (`evidence.coverage`)
+    idf_smoothing: float  # BM25's +0.5 in the IDF of a term among the memories scored (`late.pool_idf`: the late leg, the evidence cut)
     pack_candidates_per_item: int  # candidates per leg a pack asks for, per item it may hold (`pipeline`)
     names_checked: int  # a query's names looked up in the store at most (`relevance.MAX_NAMES`)
     name_short_capitals: int  # a word all in capitals this short or shorter is no name ("I", "OK")
@@ -134,8 +133,7 @@ PROFILE = RankingProfile(
     ),
     constants=RankingConstants(
         late_layer=11,
-        late_idf_smoothing=0.5,
-        evidence_idf_smoothing=0.5,
+        idf_smoothing=0.5,
         pack_candidates_per_item=2,
         names_checked=3,
         name_short_capitals=2,
