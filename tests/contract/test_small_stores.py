@@ -68,3 +68,33 @@ def test_no_co_passengers(semantic_svc, person):
         assert hits == [ref], (query, hits)
         pack = tools.recall_context(semantic_svc, alice, ContextInput(query=query))
         assert [i.reference for i in pack.items] == [ref], query
+
+
+# Korean and German notes of a first day, and questions about what none of them concerns, in
+# the same languages: two texts of one language lift each other over the background whatever
+# they say, so the lift floors let these through; the notes hold nothing of what is asked
+# (`evidence.match`).
+SAME_SCRIPT = [
+    ("배포는 금요일에 하지 않기로 결정했다.", "배포 요일"),
+    ("민수님은 편집기에서 다크 모드를 선호한다.", "민수 편집기 선호"),
+    ("시범 운영 후 로그 수집 도구로 Fluentd 채택.", "로그 도구 결정"),
+    ("Die Datenbank wird jede Nacht um zwei Uhr gesichert.", "Datenbank Sicherung"),
+    ("Für die Anmeldung nutzen wir Keycloak, entschieden nach dem Test.", "Anmeldung Entscheidung"),
+    ("Vor Änderungen an der Abrechnung: Ticket anlegen und Freigabe von Jonas holen.", "Abrechnung ändern"),
+    ("데이터베이스 변경은 지훈님 승인 후 적용한다.", "DB 변경 절차"),
+    ("We use Cognito for MCP authentication.", "auth decision"),
+]
+SAME_SCRIPT_OFF_TOPIC = ["자전거 어디서 사", "카약의 역사", "피아노 배우는 법", "Wo kauft man ein Fahrrad", "Geschichte des Kajaks", "Wie stimmt man eine Gitarre"]
+
+
+@pytest.mark.parametrize("size", [5, 8])
+def test_off_topic_questions_in_the_notes_language_find_nothing(semantic_svc, person, size):
+    alice = person("alice")
+    refs = [tools.remember(semantic_svc, alice, RememberInput(content=m)).memory.reference for m, _ in SAME_SCRIPT[:size]]
+    for (memory, question), ref in zip(SAME_SCRIPT, refs):
+        hits = [h.reference for h in tools.recall(semantic_svc, alice, RecallInput(query=question, limit=3)).results]
+        assert ref in hits, (size, question)
+    for query in SAME_SCRIPT_OFF_TOPIC:
+        result = tools.recall(semantic_svc, alice, RecallInput(query=query))
+        assert result.results == [], (size, query, [h.content for h in result.results])
+        assert render.text(tools.recall_context(semantic_svc, alice, ContextInput(query=query))) == NO_MATCH, (size, query)

@@ -85,9 +85,9 @@ def test_unknown_words_need_the_stronger_floor(seeded):
     query sharing a word with the store, or asking a smaller store, keeps the low one."""
     svc, refs = seeded
     # a candidate list no longer than the store: the store counts as crowded (see relevance.semantic_floor_for)
-    # (the floors alone: the evidence cut, `xmemo.retrieval.evidence`, off)
+    # (the floors alone: the evidence cut and its gates, `xmemo.retrieval.evidence`, off)
     low = svc.retrieval.model_copy(
-        update={"semantic_floor": 0.0, "semantic_candidates": len(STORE), "evidence_cut": 0.0, "evidence_floor": -1.0}
+        update={"semantic_floor": 0.0, "semantic_candidates": len(STORE), "evidence_cut": 0.0, "evidence_floor": -1.0, "small_evidence_floor": -1.0, "match_floor": -1.0}
     )
     lowered = type(svc)(svc.settings, svc.store, svc.embedder, svc.clock)
     lowered.retrieval = low

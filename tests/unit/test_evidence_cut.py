@@ -41,7 +41,8 @@ def test_a_conversation_is_what_its_location_says():
     assert records.has_context("chat/s1", "default") and not records.has_context("repos/api", "default")
 
 
-S = RetrievalSettings(evidence_cut=0.85, evidence_floor=0.19, evidence_coverage_weight=0.1, evidence_late_weight=0.2)
+S = RetrievalSettings(evidence_cut=0.85, evidence_floor=0.19, small_evidence_floor=0.135, evidence_coverage_weight=0.1, evidence_late_weight=0.2,
+                      match_floor=-1.0)
 
 
 def test_notes_are_cut_turns_are_not_and_nothing_past_the_head_but_turns():
@@ -57,8 +58,15 @@ def test_weak_best_evidence_empties_a_ranking_of_notes():
     ranked = [_r("a", "deploys go out on tuesdays"), _r("b", "lint with ruff")]
     kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, True)
     assert kept == [] and plan["gated"] == 2 and "dropped" not in plan
-    # in a small store a typo or a paraphrase lifts its memory no more than chance: no gate
-    kept, _ = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False)
+    # in a small store a paraphrase has weaker evidence: the lower `small_evidence_floor` (0.135 here)
+    kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.15, "b": 0.04}, {}, S, 3, False)
+    assert [r.memory.reference for r in kept] == ["a"] and plan["floor"] == 0.135
+    kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.15, "b": 0.04}, {}, S, 3, True)
+    assert kept == [] and plan["by"] == "evidence_floor"  # the same evidence in a crowded store
+    kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False)
+    assert kept == [] and plan["by"] == "small_evidence_floor"
+    # a note a query word abbreviates is evidence enough ("auth" of "authentication")
+    kept, _ = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False, frozenset({"a"}))
     assert [r.memory.reference for r in kept] == ["a"]
     # without a semantic leg (no lifts) shared words are all the evidence there is: no cut, no gate
     kept, plan = evidence.cut("deploys", ranked, list, {}, {}, S, 3, True)
@@ -66,3 +74,36 @@ def test_weak_best_evidence_empties_a_ranking_of_notes():
     # a ranking holding a conversation's turn is not gated: a turn's evidence is its conversation's
     kept, _ = evidence.cut("guest wifi password", [*ranked, _r("t", "Bo: yes", "chat/1")], list, {"a": 0.05}, {}, S, 3, True)
     assert [r.memory.reference for r in kept] == ["a", "t"]
+
+
+M = RetrievalSettings(evidence_cut=0.85, evidence_floor=0.19, small_evidence_floor=-1.0, evidence_coverage_weight=0.05,
+                      evidence_late_weight=0.2, match_floor=0.30, match_coverage_weight=0.5)
+
+
+def test_a_note_matches_by_its_late_score_and_the_terms_it_holds():
+    assert evidence.match(0.5, 0.2, 0.5) == 0.2 + 0.25
+    assert evidence.match(1.0, None, 0.5) is None  # the late leg did not score it: no measure, no gate
+
+
+def test_a_note_that_holds_nothing_of_the_query_empties_the_answer_at_any_size():
+    """Lifted like a paraphrase (same script as the query), but neither its tokens nor its
+    terms match the query: empty, even in a small store (crowded False)."""
+    ranked = [_r("a", "배포는 금요일에 하지 않기로 결정했다."), _r("b", "시범 운영 후 로그 수집 도구로 Fluentd 채택.")]
+    lifts, late = {"a": 0.09, "b": 0.08}, {"a": 0.27, "b": 0.25}
+    kept, plan = evidence.cut("자전거 어디서 사", ranked, list, lifts, late, M, 3, False)
+    assert kept == [] and plan["by"] == "match_floor" and plan["match"] == 0.27 and plan["gated"] == 2
+    # the same scores for a query that holds a word of the note: its terms count (0.27 + 0.5 x its share)
+    kept, plan = evidence.cut("Fluentd 도구", ranked, list, lifts, late, M, 3, False)
+    assert [r.memory.reference for r in kept] == ["b"] and plan["match"] >= 0.30
+    # a query word that abbreviates a word of the note is evidence of its own ("auth" of "authentication")
+    kept, _ = evidence.cut("자전거 어디서 사", ranked, list, lifts, late, M, 3, False, frozenset({"a"}))
+    assert [r.memory.reference for r in kept] == ["a", "b"]  # answered (the relative cut keeps both)
+    # no late score (no stored token states) means no measure: not gated
+    kept, _ = evidence.cut("자전거 어디서 사", ranked, list, lifts, {}, M, 3, False)
+    assert [r.memory.reference for r in kept] == ["a", "b"]  # answered (the relative cut keeps both)
+    # a ranking holding a conversation's turn is not gated
+    kept, _ = evidence.cut("자전거 어디서 사", [*ranked, _r("t", "Bo: yes", "chat/1")], list, lifts, late, M, 3, False)
+    assert "t" in [r.memory.reference for r in kept]
+    # -1 switches the gate off
+    kept, _ = evidence.cut("자전거 어디서 사", ranked, list, lifts, late, M.model_copy(update={"match_floor": -1.0}), 3, False)
+    assert [r.memory.reference for r in kept] == ["a", "b"]  # answered (the relative cut keeps both)

@@ -351,11 +351,34 @@ class RetrievalSettings(_Group):
         "without a semantic leg are not gated. -1 switches it off. Fitted on the dev half of `xmemo bench notes` "
         "(docs: the sweep in bench-out/notes/sweep).",
     )
+    small_evidence_floor: float = Field(
+        RANKING.small_evidence_floor,
+        ge=-1,
+        le=2,
+        description="The same gate as `evidence_floor` in a smaller store (the caller sees fewer than "
+        "`semantic_candidates` memories), lower: there a paraphrase's evidence is weaker and chance lifts fewer notes. "
+        "A note a query word abbreviates (`abbreviation_floor`) is evidence enough. -1 switches it off. Fitted on "
+        "`xmemo bench smallstores` (docs/retrieval-quality.md, 'The evidence cut').",
+    )
     evidence_coverage_weight: float = Field(
         RANKING.evidence_coverage_weight, ge=0, le=2, description="Weight, in a note's evidence, of the IDF-weighted share of the query's terms it holds."
     )
     evidence_late_weight: float = Field(
         RANKING.evidence_late_weight, ge=0, le=2, description="Weight, in a note's evidence, of its late-interaction score (`xmemo.retrieval.late`)."
+    )
+    match_floor: float = Field(
+        RANKING.match_floor,
+        ge=-1,
+        le=2,
+        description="How much of the query the best note must hold itself (`xmemo.retrieval.evidence.match`: its "
+        "late-interaction score plus `match_coverage_weight` x the IDF share of the query's terms it holds) for recall "
+        "and recall_context to answer at all, in a store of any size; below it they answer with nothing. A ranking "
+        "holding a conversation's turns, notes without stored token states, and a note a query word abbreviates are "
+        "not gated. -1 switches it off. "
+        "Fitted on `xmemo bench smallstores` (docs/retrieval-quality.md, 'The evidence cut').",
+    )
+    match_coverage_weight: float = Field(
+        RANKING.match_coverage_weight, ge=0, le=2, description="Weight, in a note's match (`match_floor`), of the IDF-weighted share of the query's terms it holds."
     )
     diversity_threshold: float = Field(
         RANKING.diversity_threshold, ge=0, le=1, description="recall_context skips a candidate this similar to one already packed."

@@ -3,8 +3,8 @@
 in English, French, German and Korean), each memory asked an abbreviated and a
 paraphrased question through the real `recall`: the share found in the top 3; and
 off-topic questions and random letters asked of every store: the share answered with
-nothing (SPEC §5: that share must be 1). The same with the relevance floors switched off
-shows what abstention costs. SQLite store, local embedder."""
+nothing (SPEC §5: that share must be 1). The same with the relevance floors and the evidence
+gates switched off shows what abstention costs. SQLite store, local embedder."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from .locomo.abstention import nonsense_queries
 
 SIZES = (1, 5, 15, 30, 50)
 TOP = 3
-FLOORS_OFF = {"semantic_floor": -1.0, "relevance_floor": -1.0, "unknown_words_floor": -1.0}
+FLOORS_OFF = {"semantic_floor": -1.0, "relevance_floor": -1.0, "unknown_words_floor": -1.0, "small_evidence_floor": -1.0, "match_floor": -1.0}
 
 
 def register(sub) -> None:

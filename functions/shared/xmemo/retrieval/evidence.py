@@ -8,9 +8,20 @@ floor") packs unrelated notes after the one that answers. A candidate's own evid
 what it alone scores: its lift (cosine above the query's background, `relevance`), the
 share of the query's terms it holds (each weighted by its IDF among the candidates examined,
 so a rare word asked counts more than a common one), and its late-interaction score
-(`late`). The cut is relative to each query's best (`keeps`), plus one absolute gate
-(`RetrievalSettings.evidence_floor`): a question about nothing stored has no candidate with
-real evidence, whatever its fused rank.
+(`late`). The cut is relative to each query's best (`keeps`), plus two absolute gates: a
+question about nothing stored has no candidate with real evidence, whatever its fused rank.
+- `evidence_floor`, on that evidence: the best note's must reach it in a crowded store (the
+  caller sees at least `semantic_candidates` memories), `small_evidence_floor` (lower) in a
+  smaller one, where a paraphrase's evidence is weaker and chance lifts fewer notes;
+- `match_floor`, at any size, on how much of the query the best note holds itself (`match`:
+  its late-interaction score plus half the IDF share of the query's terms it holds).
+Both are needed in small stores: two texts of one language or script lift each other over
+the background whatever they say ("카약의 역사", the history of the kayak, lifts a Korean
+note about a logging tool as much as a real Korean paraphrase does), and token matching
+has the same bias, less. Neither alone separates off-topic questions from paraphrases; each
+removes leaks the other lets through (bench-out/smallstores/measures/report.md). A note a
+query word abbreviates ("auth" of "authentication", `relevance.abbreviates`) is evidence
+enough: it holds no term of the query and little of its tokens.
 
 Only the head of the ranking is examined: as many candidates as the read returns at most
 (`recall`'s limit, `recall_context`'s `max_items`), so with partial candidates (OpenSearch
@@ -61,6 +72,13 @@ def score(lift: float | None, covered: float, late: float | None, coverage_weigh
     return (lift or 0.0) + coverage_weight * covered + late_weight * (late or 0.0)
 
 
+def match(covered: float, late: float | None, coverage_weight: float) -> float | None:
+    """How much of the query a note holds itself: its late-interaction score plus
+    `coverage_weight` x its IDF share of the query's terms; None when the late leg did not
+    score it (no stored token states), so a note is never gated for a leg that did not run."""
+    return None if late is None else late + coverage_weight * covered
+
+
 def keeps(evidences: Sequence[float], cut: float) -> list[bool]:
     """Which candidates have evidence at least `cut` x the best one's. The best is always kept;
     `cut` 0, or a best without positive evidence, keeps every candidate."""
@@ -86,22 +104,24 @@ def cut(
     s: RetrievalSettings,
     head: int,
     crowded: bool,
+    abbreviated: frozenset[str] = frozenset(),
 ) -> tuple[list[Ranked], dict[str, Any]]:
     """The candidates of `ranked` the evidence keeps, in rank order, and what the cut did (for
     `retrieval_plan.cut`). `whole` makes the first `head` candidates whole (their content is
     read); `lifts` and `late` are the legs' own scores by reference. Past the head only turns
-    remain (a pack of notes stops within it). Turns are not cut. A ranking whose best
-    examined note has evidence below `evidence_floor` and which holds no turn is emptied
-    when the store is `crowded` (the caller sees at least `semantic_candidates` memories,
-    as for `relevance.semantic_floor_for`: there chance alone lifts some note, while in a
-    small store a typo or a paraphrase lifts its memory no more than that). Without a
+    remain (a pack of notes stops within it). Turns are not cut. A ranking that holds no
+    turn and none of the `abbreviated` notes is emptied when its best examined note's
+    evidence is below `evidence_floor` (the store `crowded`: the caller sees at least
+    `semantic_candidates` memories, as for `relevance.semantic_floor_for`) or
+    `small_evidence_floor` (a smaller store), or its best `match` below `match_floor`;
+    `by` says which gate emptied it. Without a
     semantic leg (`lifts` empty) nothing is cut: as in `relevance.lexical_trusted`, shared
     words are then the only evidence there is, and cutting on them alone cost the notes
     bench 0.16 of pack recall (dev half, `--embedder none`)."""
-    plan: dict[str, Any] = {"relative": s.evidence_cut, "floor": s.evidence_floor, "head": head}
+    plan: dict[str, Any] = {"relative": s.evidence_cut, "floor": s.evidence_floor if crowded else s.small_evidence_floor, "match_floor": s.match_floor, "head": head}
     if not lifts:  # no semantic leg: the evidence the cut was fitted on is missing (see the module's doc)
         return ranked, {**plan, "used": False, "reason": "no semantic leg"}
-    if not ranked or (s.evidence_cut <= 0 and s.evidence_floor <= -1):
+    if not ranked or (s.evidence_cut <= 0 and max(s.evidence_floor, s.small_evidence_floor, s.match_floor) <= -1):
         return ranked, {**plan, "used": False}
     examined = whole(ranked[:head])
     notes = [r for r in examined if not is_turn(r)]
@@ -111,14 +131,22 @@ def cut(
         for r, c in zip(notes, covered)
     }
     best = max(evidence.values(), default=None)
+    matched = [m for r, c in zip(notes, covered) if (m := match(c, late.get(r.memory.reference), s.match_coverage_weight)) is not None]
+    best_match = max(matched, default=None)
     turns = len(examined) - len(notes)
-    if crowded and best is not None and best < s.evidence_floor and not turns:
+    floor = s.evidence_floor if crowded else s.small_evidence_floor
+    weak = best is not None and best < floor
+    unmatched = best_match is not None and best_match < s.match_floor
+    if (weak or unmatched) and not turns and not any(r.memory.reference in abbreviated for r in notes):
         # nothing matched (SPEC §5's empty answer), so nothing counts as dropped
-        return [], {**plan, "used": True, "best": round(best, 4), "kept": 0, "gated": len(ranked)}
+        gate = {"best": round(best, 4), **({"match": round(best_match, 4)} if best_match is not None else {})}
+        return [], {**plan, "used": True, **gate, "kept": 0, "gated": len(ranked), "by": ("evidence_floor" if crowded else "small_evidence_floor") if weak else "match_floor"}
     passed = dict(zip(evidence, keeps(list(evidence.values()), s.evidence_cut)))
     kept = [r for r in examined if passed.get(r.memory.reference, True)]
     kept += [r for r in ranked[head:] if is_turn(r)]
     out = {**plan, "used": True, "kept": len(kept), "dropped": len(ranked) - len(kept), "turns": turns}
     if best is not None:
         out["best"] = round(best, 4)
+    if best_match is not None:
+        out["match"] = round(best_match, 4)
     return kept, out

@@ -140,7 +140,7 @@ def _tolerant(
     ranked = boost_groups(fused, s.group_weight)
     late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
     ranked, late, late_scores = _late_leg(store, s, whole, ranked, late_pool, tokens)
-    ranked, cut = evidence.cut(query, ranked, whole.fill, lifts, late_scores, s, head, crowded)
+    ranked, cut = evidence.cut(query, ranked, whole.fill, lifts, late_scores, s, head, crowded, abbreviated)
     plan = Plan(
         PROFILE.identity(s),
         lexical={"mode": "any-term", "candidates": len(cands.lexical)},

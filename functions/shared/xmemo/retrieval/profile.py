@@ -14,7 +14,10 @@ that changes results (tests/unit/test_ranking_profile.py reads their source to c
 Today's profile was fitted on LoCoMo's dev split (conversations), choosing each constant by
 recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`), except the
 evidence cut's (`evidence_*`), fitted on the dev half of `xmemo bench notes` (an agent's
-notes) by pack precision, pack recall and the no-answer empty share. Any change to one of
+notes) by pack precision, pack recall and the no-answer empty share, and the small-store
+gates' (`match_*`, `small_evidence_floor`), fitted on `xmemo bench smallstores` (seed 40)
+by the no-answer reads left answered and the answers lost, checked on seeds 41 and 42, on
+a store written apart from the generator and on the notes dev half. Any change to one of
 its values that changes results bumps `version`.
 
 A store records the profile it was created under beside its embedder (`xmemo.pin`), and
@@ -54,8 +57,11 @@ class RankingSettings:
     abbreviation_floor: float
     evidence_cut: float
     evidence_floor: float
+    small_evidence_floor: float
     evidence_coverage_weight: float
     evidence_late_weight: float
+    match_floor: float
+    match_coverage_weight: float
     diversity_threshold: float
     min_useful_tokens: int
 
@@ -101,7 +107,7 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=2,  # 2: the evidence cut (`evidence`) and conversations only where the location says so
+    version=3,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the small-store gates (`match_floor`, `small_evidence_floor`)
     fitted_on="LoCoMo dev split (conversations); the evidence cut on the dev half of `xmemo bench notes`",
     metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes)",
     settings=RankingSettings(
@@ -126,8 +132,11 @@ PROFILE = RankingProfile(
         abbreviation_floor=0.03,
         evidence_cut=0.85,
         evidence_floor=0.18,
+        small_evidence_floor=0.135,
         evidence_coverage_weight=0.05,
         evidence_late_weight=0.2,
+        match_floor=0.30,
+        match_coverage_weight=0.5,
         diversity_threshold=0.95,
         min_useful_tokens=24,
     ),
