@@ -84,7 +84,11 @@ SAME_SCRIPT = [
     ("데이터베이스 변경은 지훈님 승인 후 적용한다.", "DB 변경 절차"),
     ("We use Cognito for MCP authentication.", "auth decision"),
 ]
-SAME_SCRIPT_OFF_TOPIC = ["자전거 어디서 사", "카약의 역사", "피아노 배우는 법", "Wo kauft man ein Fahrrad", "Geschichte des Kajaks", "Wie stimmt man eine Gitarre"]
+SAME_SCRIPT_OFF_TOPIC = [
+    "자전거 어디서 사", "카약의 역사", "피아노 배우는 법", "김치찌개 끓이는 법", "제주도 날씨 어때", "고양이 사료 추천", "우산 어디서 사",
+    "Wo kauft man ein Fahrrad", "Geschichte des Kajaks", "Wie stimmt man eine Gitarre",
+]
+# Still answered today (docs/retrieval-quality.md, "Limits"): "기타 줄 가는 방법", "수영장 몇 시에 열어", "시금치 요리법".
 
 
 @pytest.mark.parametrize("size", [5, 8])
