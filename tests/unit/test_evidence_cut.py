@@ -63,10 +63,14 @@ def test_weak_best_evidence_empties_a_ranking_of_notes():
     assert [r.memory.reference for r in kept] == ["a"] and plan["floor"] == 0.135
     kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.15, "b": 0.04}, {}, S, 3, True)
     assert kept == [] and plan["by"] == "evidence_floor"  # the same evidence in a crowded store
-    kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False)
+    late = {"a": 0.35, "b": 0.3}  # 0.05 + 0.2 x 0.35 = 0.12 < 0.135
+    kept, plan = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, late, S, 3, False)
     assert kept == [] and plan["by"] == "small_evidence_floor"
+    # without late scores (an embedder without token states) the small-store floor, fitted with them, does not apply
+    kept, _ = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False)
+    assert [r.memory.reference for r in kept] == ["a"]
     # a note a query word abbreviates is evidence enough ("auth" of "authentication")
-    kept, _ = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, {}, S, 3, False, frozenset({"a"}))
+    kept, _ = evidence.cut("guest wifi password", ranked, list, {"a": 0.05, "b": 0.04}, late, S, 3, False, frozenset({"a"}))
     assert [r.memory.reference for r in kept] == ["a"]
     # without a semantic leg (no lifts) shared words are all the evidence there is: no cut, no gate
     kept, plan = evidence.cut("deploys", ranked, list, {}, {}, S, 3, True)

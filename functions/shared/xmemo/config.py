@@ -357,6 +357,7 @@ class RetrievalSettings(_Group):
         le=2,
         description="The same gate as `evidence_floor` in a smaller store (the caller sees fewer than "
         "`semantic_candidates` memories), lower: there a paraphrase's evidence is weaker and chance lifts fewer notes. "
+        "Applied only when the late leg scored the notes (it was fitted with their late scores in the evidence). "
         "A note a query word abbreviates (`abbreviation_floor`) is evidence enough. -1 switches it off. Fitted on "
         "`xmemo bench smallstores` (docs/retrieval-quality.md, 'The evidence cut').",
     )

@@ -12,7 +12,8 @@ so a rare word asked counts more than a common one), and its late-interaction sc
 question about nothing stored has no candidate with real evidence, whatever its fused rank.
 - `evidence_floor`, on that evidence: the best note's must reach it in a crowded store (the
   caller sees at least `semantic_candidates` memories), `small_evidence_floor` (lower) in a
-  smaller one, where a paraphrase's evidence is weaker and chance lifts fewer notes;
+  smaller one, where a paraphrase's evidence is weaker and chance lifts fewer notes (only
+  when the late leg scored the notes: the floor was fitted with their late scores in it);
 - `match_floor`, at any size, on how much of the query the best note holds itself (`match`:
   its late-interaction score plus half the IDF share of the query's terms it holds).
 Both are needed in small stores: two texts of one language or script lift each other over
@@ -135,7 +136,9 @@ def cut(
     best_match = max(matched, default=None)
     turns = len(examined) - len(notes)
     floor = s.evidence_floor if crowded else s.small_evidence_floor
-    weak = best is not None and best < floor
+    # the small-store floor was fitted with late scores in the evidence: without them (an
+    # embedder without token states) it would stand for a lift floor twice the semantic one
+    weak = best is not None and best < floor and (crowded or best_match is not None)
     unmatched = best_match is not None and best_match < s.match_floor
     if (weak or unmatched) and not turns and not any(r.memory.reference in abbreviated for r in notes):
         # nothing matched (SPEC §5's empty answer), so nothing counts as dropped
