@@ -127,3 +127,28 @@ def test_diversity_by_size_keeps_what_the_pairwise_check_keeps(contents, thresho
     kept, skipped = diverse(ranked, threshold)
     want, want_skipped = _diverse_pairwise(ranked, threshold)
     assert [k.memory.reference for k in kept] == [k.memory.reference for k in want] and skipped == want_skipped
+
+
+def _at(ref: str, location: str) -> Memory:
+    return _m(ref).model_copy(update={"location": location})
+
+
+def test_leg_weights_follow_what_most_candidates_are():
+    """Notes rank with the notes' weights, a conversation's turns with LoCoMo's; a tie (and no
+    candidate at all) keeps the conversation weights every store ranked with before."""
+    from xmemo.retrieval.fusion import leg_weights
+
+    s = Settings(semantic_weight=0.7, late_weight=0.5, notes_semantic_weight=1.25, notes_late_weight=1.5)
+    turn = lambda r: _at(r, "conversations/a/session-1")  # noqa: E731
+    note = lambda r: _at(r, "repos/billing-api")  # noqa: E731
+    assert leg_weights([note("a"), note("b"), turn("c")], s).plan(1.0) == {"candidates": "notes", "lexical": 1.0, "semantic": 1.25, "late": 1.5}
+    assert leg_weights([turn("a"), turn("b"), note("c")], s).plan(1.0) == {"candidates": "conversation", "lexical": 1.0, "semantic": 0.7, "late": 0.5}
+    assert leg_weights([turn("a"), note("b")], s).candidates == "conversation"
+    assert leg_weights([], s).candidates == "conversation"
+
+
+def test_fuse_takes_the_query_s_semantic_weight():
+    """`semantic_weight` given to `fuse` replaces the setting's: here it turns the order over."""
+    s = Settings(fusion="minmax", semantic_weight=0.7, semantic_floor=0.8)
+    assert [r.memory.reference for r in fuse(_cands(), s)] == ["a", "c", "b"]
+    assert [r.memory.reference for r in fuse(_cands(), s, semantic_weight=1.5)][0] == "c"

@@ -42,3 +42,13 @@ def test_the_ascii_shortcut_splits_and_folds_as_the_general_path():
         assert text.tokens(s) == general, s
         assert text.words(s) == [tok for tok, _ in general], s
         assert text.stems(s) == text._stemmer().stemWords([tok for tok, _ in general]), s
+
+
+def test_french_and_german_question_words_are_not_searched():
+    """"quel outil avons-nous" and "welches Werkzeug nehmen wir für" matched every note written
+    in the first person plural ("Nous avons décidé", "Wir haben uns für"); English words that
+    are also foreign function words ("die", "hat", "comment") are still searched."""
+    assert text.query_terms("quel outil avons-nous choisi pour le cache", strict=False) == ["outil", "choisi", "cach"]
+    assert text.query_terms("welches Werkzeug nehmen wir für die Datenbank", strict=False) == ["werkzeug", "nehmen", "die", "datenbank"]
+    assert text.query_terms("why did the plant die", strict=False) == ["plant", "die"]
+    assert text.query_terms("comment style", strict=False) == ["comment", "style"]

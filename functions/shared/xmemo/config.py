@@ -275,6 +275,16 @@ class RetrievalSettings(_Group):
         "pool whose tokens best match the query's gain up to this share of the query's best score, and join the "
         "ranking (only a ranking that is not empty); 0 leaves it out. Chosen with `python -m research late-interaction`.",
     )
+    notes_semantic_weight: float = Field(
+        RANKING.notes_semantic_weight,
+        ge=0,
+        description="`semantic_weight` for a query whose candidates are mostly notes rather than a conversation's turns "
+        "(`retrieval.fusion.leg_weights`): the conversation weights were fitted on LoCoMo, these on the dev half of "
+        "`xmemo bench notes` by first relevant.",
+    )
+    notes_late_weight: float = Field(
+        RANKING.notes_late_weight, ge=0, description="`late_weight` for a query whose candidates are mostly notes (see `notes_semantic_weight`)."
+    )
     late_candidates: int = Field(RANKING.late_candidates, ge=1, le=1000, description="Memories the late-interaction leg adds to the ranking at most.")
     late_pool: int = Field(
         RANKING.late_pool,

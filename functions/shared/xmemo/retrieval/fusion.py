@@ -6,14 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable, Literal
 
 from .. import text
 from ..config import RetrievalSettings
 from ..models import Memory
 from .profile import PROFILE
 from ..store.base import Candidates, Hit
-from ..store.records import context_group
+from ..store.records import context_group, has_context
 
 TIE_DIGITS = PROFILE.constants.tie_digits  # scores equal to this many decimals tie: the newer memory first
 
@@ -56,6 +56,38 @@ class Plan:
         }
 
 
+@dataclass(frozen=True)
+class LegWeights:
+    """The weights one query fuses its legs with, and what its candidates were."""
+
+    candidates: Literal["notes", "conversation"]
+    semantic: float
+    late: float
+
+    def plan(self, lexical: float) -> dict[str, Any]:
+        return {"candidates": self.candidates, "lexical": lexical, "semantic": self.semantic, "late": self.late}
+
+
+def leg_weights(memories: Iterable[Memory], settings: RetrievalSettings) -> LegWeights:
+    """`notes_*_weight` when most of a query's candidates (`memories`, every hit either leg
+    fetched) are notes, the conversation weights (`semantic_weight`, `late_weight`) when
+    most are a conversation's turns (`records.has_context`). The conversation weights were
+    fitted on LoCoMo, where a question's words are often in a turn next to the answer; in a
+    store of notes the answer is one note whose own meaning has to match, and the semantic
+    and late legs say more about that than shared words do (first relevant on the dev half of
+    `xmemo bench notes`, docs/research/README.md, "Leg weights"). A tie counts as a
+    conversation, as every store ranked before there were two sets of weights."""
+    turns = notes = 0
+    for m in memories:
+        if has_context(m.location, m.bucket):
+            turns += 1
+        else:
+            notes += 1
+    if notes > turns:
+        return LegWeights("notes", settings.notes_semantic_weight, settings.notes_late_weight)
+    return LegWeights("conversation", settings.semantic_weight, settings.late_weight)
+
+
 def discount_hubs(hits: list[Hit], keep: int, weight: float, neighbours: int) -> tuple[list[Hit], dict[str, float]]:
     """The semantic leg's `keep` best hits once each is discounted by how close it sits to
     everything: `weight` × the mean cosine of its `neighbours` nearest among the fetched
@@ -94,6 +126,7 @@ def fuse(
     floor: float | None = None,
     semantic_scores: dict[str, float] | None = None,
     abbreviated: frozenset[str] = frozenset(),
+    semantic_weight: float | None = None,
 ) -> list[Ranked]:
     """Both legs fused into one ranking (`settings.fusion`). A hit counts on semantic
     evidence when its cosine clears `semantic_floor` above `baseline` (the query's cosine
@@ -103,8 +136,10 @@ def fuse(
     (`relevance.semantic_floor_for`). `semantic_scores` (by reference) are what the
     semantic leg's hits weigh in fusion instead of their cosines (`discount_hubs`).
     The hits in `abbreviated` (by reference; a query word abbreviates one of theirs,
-    `relevance.abbreviates`) count from `abbreviation_floor`, if lower than `floor`."""
+    `relevance.abbreviates`) count from `abbreviation_floor`, if lower than `floor`.
+    `semantic_weight` replaces the setting's for this query (`leg_weights`)."""
     floor = settings.semantic_floor if floor is None else floor
+    semantic_weight = settings.semantic_weight if semantic_weight is None else semantic_weight
     lift = {h.memory.reference: h.score - baseline for h in cands.semantic}
     lexical = [h for h in cands.lexical if lexical_trusted or lift.get(h.memory.reference, -math.inf) >= floor]
     by_ref: dict[str, Ranked] = {}
@@ -126,10 +161,10 @@ def fuse(
             if r.lexical_rank is not None:
                 r.score += settings.lexical_weight / (k + r.lexical_rank)
             if r.semantic_rank is not None:
-                r.score += settings.semantic_weight / (k + r.semantic_rank)
+                r.score += semantic_weight / (k + r.semantic_rank)
     else:
         _add_scaled(by_ref, lexical, settings.lexical_weight)
-        _add_scaled(by_ref, cands.semantic, settings.semantic_weight, semantic_scores)
+        _add_scaled(by_ref, cands.semantic, semantic_weight, semantic_scores)
     return sorted(by_ref.values(), key=lambda r: (-round(r.score, TIE_DIGITS), -r.memory.created_at.timestamp()))
 
 

@@ -18,7 +18,7 @@ from ..models import Memory
 from ..packing import Pack, pack
 from . import evidence, relevance
 from .profile import PROFILE
-from .fusion import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, lexical_only
+from .fusion import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, discount_hubs, fuse, leg_weights, lexical_only
 
 if TYPE_CHECKING:
     from ..auth import ReadFilter
@@ -136,10 +136,11 @@ def _tolerant(
         if cands.partial and contents:
             contents = {r: m.content for r, m in whole.fetch(list(contents)).items()}
         abbreviated = frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c))
-    fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
+    weights = leg_weights(in_hand, s)
+    fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated, semantic_weight=weights.semantic)
     ranked = boost_groups(fused, s.group_weight)
     late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
-    ranked, late, late_scores = _late_leg(store, s, whole, ranked, late_pool, tokens)
+    ranked, late, late_scores = _late_leg(store, s, whole, ranked, late_pool, tokens, weights.late)
     ranked, cut = evidence.cut(query, ranked, whole.fill, lifts, late_scores, s, head, crowded, abbreviated)
     plan = Plan(
         PROFILE.identity(s),
@@ -157,7 +158,7 @@ def _tolerant(
             "top_lift": None if top_lift is None else round(top_lift, 4),
             **({"unavailable": cands.semantic_unavailable} if cands.semantic_unavailable else {}),
         },
-        fusion={"method": s.fusion, "k": s.rrf_k, "weights": {"lexical": s.lexical_weight, "semantic": s.semantic_weight}, "group_weight": s.group_weight, "results": len(ranked)},
+        fusion={"method": s.fusion, "k": s.rrf_k, "weights": weights.plan(s.lexical_weight), "group_weight": s.group_weight, "results": len(ranked)},
         late=late,
         relevance={"floor": s.relevance_floor, "every_term_matched": every_term, "lexical_trusted": trusted},
         cut=cut,
@@ -166,15 +167,16 @@ def _tolerant(
 
 
 def _late_leg(
-    store: MemoryStore, s: RetrievalSettings, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None
+    store: MemoryStore, s: RetrievalSettings, whole: Records, ranked: list[Ranked], pool: list[Memory], tokens: QueryTokens | None, weight: float
 ) -> tuple[list[Ranked], dict[str, Any], dict[str, float]]:
     """The late-interaction leg (`late`) over `pool` (the best `late_pool` fused memories,
     or all the legs fetched), joined to a ranking that is not empty (`fusion.add_late_leg`),
     and what it did for the plan. A memory without stored states (or in a form this version
     does not read) is not scored. With partial candidates the pool's states come with its
     whole records: the best of them are what the read returns, so one round trip serves both.
-    Also each scored memory's score (by reference), which the evidence cut reads (`evidence`)."""
-    if tokens is None or s.late_weight <= 0:
+    Also each scored memory's score (by reference), which the evidence cut reads (`evidence`).
+    `weight`: the leg's weight for this query (`fusion.leg_weights`)."""
+    if tokens is None or weight <= 0:
         return ranked, {"used": False}, {}
     if not ranked:
         return ranked, {"used": False, "reason": "nothing relevant"}, {}
@@ -192,8 +194,8 @@ def _late_leg(
         except (KeyError, ValueError):
             continue
     scores = pool_scores(tokens.ids, tokens.states, [t for _, t in scored])
-    ranked = add_late_leg(ranked, [m for m, _ in scored], scores, s.late_weight, s.late_candidates)
-    plan = {"used": True, "layer": LAYER, "weight": s.late_weight, "pool": len(pool), "scored": len(scored)}
+    ranked = add_late_leg(ranked, [m for m, _ in scored], scores, weight, s.late_candidates)
+    plan = {"used": True, "layer": LAYER, "weight": weight, "pool": len(pool), "scored": len(scored)}
     return ranked, plan, {m.reference: float(x) for (m, _), x in zip(scored, scores)}
 
 

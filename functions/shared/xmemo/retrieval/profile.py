@@ -14,10 +14,12 @@ that changes results (tests/unit/test_ranking_profile.py reads their source to c
 Today's profile was fitted on LoCoMo's dev split (conversations), choosing each constant by
 recall@10 and context-pack coverage at 1,500 tokens (`xmemo bench locomo`), except the
 evidence cut's (`evidence_*`), fitted on the dev half of `xmemo bench notes` (an agent's
-notes) by pack precision, pack recall and the no-answer empty share, and the small-store
-gates' (`match_*`, `small_evidence_floor`), fitted on `xmemo bench smallstores` (seed 40)
-by the no-answer reads left answered and the answers lost, checked on seeds 41 and 42, on
-a store written apart from the generator and on the notes dev half. Any change to one of
+notes) by pack precision, pack recall and the no-answer empty share; the leg weights a
+query whose candidates are mostly notes ranks with (`notes_*_weight`, `fusion.leg_weights`),
+fitted on the same half by first relevant; and the small-store gates (`match_*`,
+`small_evidence_floor`), fitted on `xmemo bench smallstores` (seed 40) by the no-answer reads
+left answered and the answers lost, checked on seeds 41 and 42, on a store written apart from
+the generator and on the notes dev half. Any change to one of
 its values that changes results bumps `version`.
 
 A store records the profile it was created under beside its embedder (`xmemo.pin`), and
@@ -47,6 +49,8 @@ class RankingSettings:
     hub_neighbours: int
     hub_pool: int
     late_weight: float
+    notes_semantic_weight: float
+    notes_late_weight: float
     late_candidates: int
     late_pool: int
     context_weight: float
@@ -107,9 +111,9 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=3,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the small-store gates (`match_floor`, `small_evidence_floor`)
-    fitted_on="LoCoMo dev split (conversations); the evidence cut on the dev half of `xmemo bench notes`",
-    metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes)",
+    version=4,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`)
+    fitted_on="LoCoMo dev split (conversations); the evidence cut and the notes' leg weights on the dev half of `xmemo bench notes`; the small-store gates on `xmemo bench smallstores`",
+    metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes); first relevant (notes' leg weights); off-topic questions answered and answers lost (small stores)",
     settings=RankingSettings(
         lexical_candidates=60,
         semantic_candidates=60,
@@ -122,6 +126,8 @@ PROFILE = RankingProfile(
         hub_neighbours=10,
         hub_pool=4,
         late_weight=0.5,
+        notes_semantic_weight=1.25,
+        notes_late_weight=1.25,
         late_candidates=60,
         late_pool=120,
         context_weight=0.5,
