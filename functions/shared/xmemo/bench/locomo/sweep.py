@@ -22,7 +22,10 @@ from typing import Any, Callable, Sequence
 from .metrics import recall_at_k
 
 FLOORS = ("semantic_floor", "relevance_floor", "unknown_words_floor", "unknown_names_floor")
-# one value per name of FLOORS; all -1 switches abstention off: the reference row
+# the evidence gates stay at their defaults in the swept rows and are off in the reference row,
+# so that row is retrieval with no abstention at all
+GATES_OFF = {"evidence_floor": -1.0, "small_evidence_floor": -1.0, "match_floor": -1.0}
+# one value per name of FLOORS; all -1 (with GATES_OFF) switches abstention off: the reference row
 GRID: tuple[tuple[float, ...], ...] = (
     (-1.0, -1.0, -1.0, -1.0),
     (0.065, 0.09, 0.085, -1.0),
@@ -63,7 +66,8 @@ class Sweep:
                 for q in queries:
                     text = q.text if kind == "own" else q
                     for floors, row in self.rows.items():
-                        system.svc.retrieval = base.model_copy(update=dict(zip(FLOORS, floors)))
+                        off = GATES_OFF if floors == self.grid[0] else {}
+                        system.svc.retrieval = base.model_copy(update={**dict(zip(FLOORS, floors)), **off})
                         ranked = system.recall(text, k, timed=False)
                         if kind == "own":
                             row.recall.setdefault(corpus, []).append(recall_at_k(ranked, q.evidence, k))
