@@ -1,8 +1,12 @@
 """The floors experiments side by side (seed 40, default half of each report), and seed 40's lost
 answers by gate and language (from seed40.md). Run from the worktree root after command.txt's runs."""
 import collections, json
-rows = [("integ (today)", "bench-out/smallstores/report.json")] + [(n, f"bench-out/smallstores/floors/{n}/report.json") for n in (
-    "sf0.05", "sf0.04", "script-lift", "script-lift-sf0.04", "spread-lift", "store-spread-0.06", "store-spread-0.05", "store-spread-0.04", "store-spread-0.03")]
+rows = [("integ (before)", "bench-out/smallstores/floors/integ-baseline/report.json")] + [(n, f"bench-out/smallstores/floors/{n}/report.json") for n in (
+    "sf0.05", "sf0.04", "script-lift", "script-lift-sf0.04", "spread-lift", "store-spread-0.06", "store-spread-0.05", "store-spread-0.04", "store-spread-0.03",
+    "store-spread-known-0.03", "store-spread-known-0.02")] + [("integ seed 41", "bench-out/smallstores/floors/integ-baseline-seed41/report.json"),
+    ("store-spread-known-0.03 seed 41", "bench-out/smallstores/floors/store-spread-known-0.03-seed41/report.json"),
+    ("integ seed 42", "bench-out/smallstores/floors/integ-baseline-seed42/report.json"),
+    ("store-spread-known-0.03 seed 42", "bench-out/smallstores/floors/store-spread-known-0.03-seed42/report.json")]
 keys = ("all", "lang en", "lang fr", "lang de", "lang ko", "form paraphrased")
 print("| run | " + " | ".join(keys) + " | off-topic empty | random letters empty |")
 print("|---" * (len(keys) + 3) + "|")
