@@ -102,3 +102,35 @@ def test_off_topic_questions_in_the_notes_language_find_nothing(semantic_svc, pe
         result = tools.recall(semantic_svc, alice, RecallInput(query=query))
         assert result.results == [], (size, query, [h.content for h in result.results])
         assert render.text(tools.recall_context(semantic_svc, alice, ContextInput(query=query))) == NO_MATCH, (size, query)
+
+
+# A small store in four languages, as a generated first day holds them: "app decision" lifts its
+# answer under the semantic floor (English over a background mostly English), but well above
+# the other memories of the store (`relevance.store_floor`).
+MIXED = [
+    "L'équipe a retenu Prometheus pour les tests d'intégration après l'essai.",
+    "Min-seo님은 코드 저장소 작업에 Okta 선호.",
+    "Les changements sur le chiffrement passent par Metabase, après validation de Chloé.",
+    "Bruno prefers Memcached for caching.",
+    "Changes to payments are applied with Kafka only after Alice signs off.",
+    "작업 스케줄링 변경은 Priya님 승인 후 Bitbucket로 적용한다.",
+    "푸시 알림에서는 Priya님이 Okta 쓰는 걸 좋아한다.",
+    "Farid préfère Gerrit pour les paiements.",
+    "Hiro prefers Pulumi for configuration management.",
+    "Für die mobile Anwendung arbeitet Greta am liebsten mit Memcached.",
+    "시범 운영 후 인증 도구로 Mailgun 채택.",
+    "전문 검색 변경은 Dmitri님 승인 후 Airflow로 적용한다.",
+    "We decided to use Firebase for the mobile app.",
+    "Jonas bevorzugt Stripe für die Job-Planung.",
+    "Les changements sur la journalisation passent par Metabase, après validation de Jonas.",
+]
+
+
+def test_answer_that_stands_out_of_a_small_store_is_found(semantic_svc, person):
+    alice = person("alice")
+    refs = [tools.remember(semantic_svc, alice, RememberInput(content=c)).memory.reference for c in MIXED]
+    hits = [h.reference for h in tools.recall(semantic_svc, alice, RecallInput(query="app decision", limit=3)).results]
+    assert refs[MIXED.index("We decided to use Firebase for the mobile app.")] in hits
+    rng = random.Random(7)
+    for query in FOREIGN + [nonsense(rng) for _ in range(10)]:
+        assert tools.recall(semantic_svc, alice, RecallInput(query=query)).results == [], query

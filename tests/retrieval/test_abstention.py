@@ -125,3 +125,15 @@ def test_the_background_is_ordinary_text_in_several_languages():
     texts = relevance.background_texts()
     assert len(texts) >= 40 and len(set(texts)) == len(texts)
     assert any("é" in t for t in texts) and any("\uac00" <= ch <= "\ud7a3" for t in texts for ch in t)
+
+
+def test_store_floor_takes_the_small_store_as_cohort():
+    lifts = [0.0, 0.01, 0.02, 0.055]
+    assert relevance.store_floor(0.07, True, False, lifts, 0.03, 0.03) == pytest.approx(0.045)  # median 0.015 + 0.03
+    assert relevance.store_floor(0.07, True, False, [0.05, 0.06, 0.066], 0.03, 0.03) == 0.07  # never above the floor
+    assert relevance.store_floor(0.07, True, False, [-0.02, -0.01, 0.0], 0.03, 0.03) == 0.03  # never below the lowest
+    assert relevance.store_floor(0.07, False, False, lifts, 0.03, 0.03) == 0.07  # no word shared: random letters
+    assert relevance.store_floor(0.07, True, True, lifts, 0.03, 0.03) == 0.07  # crowded
+    assert relevance.store_floor(0.07, True, False, lifts[:2], 0.03, 0.03) == 0.07  # too few lifts
+    assert relevance.store_floor(0.07, True, False, lifts, -1.0, 0.03) == 0.07  # switched off
+    assert relevance.store_floor(-1.0, True, False, lifts, 0.03, 0.03) == -1.0  # floors off stay off

@@ -342,6 +342,22 @@ class RetrievalSettings(_Group):
         "'auth' of 'authentication') and the store is smaller than `semantic_candidates`; such a hit has evidence of "
         "its own, so it counts from this lower floor.",
     )
+    store_cohort_margin: float = Field(
+        RANKING.store_cohort_margin,
+        ge=-1,
+        le=2,
+        description="In a store smaller than `semantic_candidates` (every memory is a semantic hit), for a query that shares a "
+        "word with the store, a hit counts on semantic evidence once its lift stands this much above the median lift of the "
+        "store's memories for the query (never below `store_cohort_floor`, never above `semantic_floor`): the store's own "
+        "memories are the query's cohort (`relevance.store_floor`). Negative switches it off. Fitted on `xmemo bench "
+        "smallstores` seed 40, checked on seeds 41 and 42.",
+    )
+    store_cohort_floor: float = Field(
+        RANKING.store_cohort_floor,
+        ge=-1,
+        le=2,
+        description="The lowest lift `store_cohort_margin` lowers the semantic floor to.",
+    )
     evidence_cut: float = Field(
         RANKING.evidence_cut,
         ge=0,

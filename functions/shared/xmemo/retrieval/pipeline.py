@@ -127,8 +127,9 @@ def _tolerant(
     )
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
-    in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     lifts = {h.memory.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
+    floor = relevance.store_floor(floor, words_known, crowded, lifts.values(), s.store_cohort_margin, s.store_cohort_floor)
+    in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     abbreviated = frozenset()
     if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole

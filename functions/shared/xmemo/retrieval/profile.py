@@ -17,7 +17,7 @@ evidence cut's (`evidence_*`), fitted on the dev half of `xmemo bench notes` (an
 notes) by pack precision, pack recall and the no-answer empty share; the leg weights a
 query whose candidates are mostly notes ranks with (`notes_*_weight`, `fusion.leg_weights`),
 fitted on the same half by first relevant; and the small-store gates (`match_*`,
-`small_evidence_floor`), fitted on `xmemo bench smallstores` (seed 40) by the no-answer reads
+`small_evidence_floor`) and the small store's cohort floor (`store_cohort_*`), fitted on `xmemo bench smallstores` (seed 40) by the no-answer reads
 left answered and the answers lost, checked on seeds 41 and 42, on a store written apart from
 the generator and on the notes dev half. Any change to one of
 its values that changes results bumps `version`.
@@ -59,6 +59,8 @@ class RankingSettings:
     unknown_words_floor: float
     unknown_names_floor: float
     abbreviation_floor: float
+    store_cohort_margin: float
+    store_cohort_floor: float
     evidence_cut: float
     evidence_floor: float
     small_evidence_floor: float
@@ -80,6 +82,7 @@ class RankingConstants:
     late_layer: int  # the embedder layer whose token states the late leg compares (`late.LAYER`)
     idf_smoothing: float  # BM25's +0.5 in the IDF of a term among the memories scored (`late.pool_idf`: the late leg, the evidence cut)
     pack_candidates_per_item: int  # candidates per leg a pack asks for, per item it may hold (`pipeline`)
+    store_cohort_min: int  # lifts a small store's median is taken over, at least (`relevance.store_floor`)
     names_checked: int  # a query's names looked up in the store at most (`relevance.MAX_NAMES`)
     name_short_capitals: int  # a word all in capitals this short or shorter is no name ("I", "OK")
     abbreviation_shortest: int  # a query word shorter than this abbreviates nothing (`relevance.abbreviates`)
@@ -111,8 +114,8 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=4,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`)
-    fitted_on="LoCoMo dev split (conversations); the evidence cut and the notes' leg weights on the dev half of `xmemo bench notes`; the small-store gates on `xmemo bench smallstores`",
+    version=5,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`); 5: the small store's own lifts as the semantic floor's cohort (`store_cohort_*`)
+    fitted_on="LoCoMo dev split (conversations); the evidence cut and the notes' leg weights on the dev half of `xmemo bench notes`; the small-store gates and cohort floor on `xmemo bench smallstores` (seed 40)",
     metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes); first relevant (notes' leg weights); off-topic questions answered and answers lost (small stores)",
     settings=RankingSettings(
         lexical_candidates=60,
@@ -136,6 +139,8 @@ PROFILE = RankingProfile(
         unknown_words_floor=0.085,
         unknown_names_floor=0.10,
         abbreviation_floor=0.03,
+        store_cohort_margin=0.03,
+        store_cohort_floor=0.03,
         evidence_cut=0.85,
         evidence_floor=0.18,
         small_evidence_floor=0.135,
@@ -150,6 +155,7 @@ PROFILE = RankingProfile(
         late_layer=11,
         idf_smoothing=0.5,
         pack_candidates_per_item=2,
+        store_cohort_min=3,
         names_checked=3,
         name_short_capitals=2,
         abbreviation_shortest=3,

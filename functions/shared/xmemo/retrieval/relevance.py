@@ -32,9 +32,10 @@ in a name."""
 from __future__ import annotations
 
 import re
+import statistics
 from functools import lru_cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..embedding import Embedder
 from .profile import PROFILE
@@ -97,6 +98,26 @@ def semantic_floor_for(
     if words_known or top_lift is None or not crowded or top_lift >= unknown_words_floor:
         return semantic_floor
     return max(semantic_floor, unknown_words_floor)
+
+
+STORE_COHORT_MIN = PROFILE.constants.store_cohort_min  # lifts a small store's median is taken over, at least
+
+
+def store_floor(floor: float, words_known: bool, crowded: bool, lifts: Iterable[float], margin: float, lowest: float) -> float:
+    """The semantic floor for a query of a small store, with the store's own memories as its
+    cohort. In a store smaller than the semantic leg's list every memory is a hit, so the
+    median of their lifts is what an unrelated memory of this store scores for this query: a
+    question worded like the store's memories lifts all of them a little (English ones, over a
+    background mostly English, little; Korean ones, over three Korean lines, a lot), and a hit
+    that stands `margin` above that median stands out of the store, even below `floor`. Only
+    for a query sharing a word with the store (`words_known`): random letters lift whichever
+    memory shares their subwords out of a small store's median. Never below `lowest`, never
+    above `floor`; `margin` negative, a crowded store, or fewer than `STORE_COHORT_MIN` lifts:
+    `floor`. A lowered floor still leaves the answer to the small-store gates (`evidence`)."""
+    values = list(lifts)
+    if margin < 0 or crowded or not words_known or len(values) < STORE_COHORT_MIN:
+        return floor
+    return min(floor, max(lowest, statistics.median(values) + margin))
 
 
 _NAME = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
