@@ -127,8 +127,8 @@ def _tolerant(
     )
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
-    in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
-    lifts = {h.memory.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
+    fetched_hits = (*cands.lexical, *cands.semantic)  # before the discount keeps fewer
+    lifts = {h.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     abbreviated = frozenset()
     if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
@@ -138,7 +138,8 @@ def _tolerant(
         abbreviated = frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c))
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated)
     ranked = boost_groups(fused, s.group_weight)
-    late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
+    # the best `late_pool` fused, or every memory the legs fetched (each read whole only then)
+    late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else [h.memory for h in {h.reference: h for h in fetched_hits}.values()]
     ranked, late, late_scores = _late_leg(store, s, whole, ranked, late_pool, tokens)
     ranked, cut = evidence.cut(query, ranked, whole.fill, lifts, late_scores, s, head, crowded)
     plan = Plan(

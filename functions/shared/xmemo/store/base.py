@@ -19,6 +19,12 @@ class Hit:
     score: float
     vector: Sequence[float] | None = None  # a semantic hit's stored unit vector, when the store has it
 
+    @property
+    def reference(self) -> str:
+        """The hit's memory's reference: what ranking reads of the hits it does not keep, so a
+        store may decode the rest of a memory only when it is read (`sqlite.RowHit`)."""
+        return self.memory.reference
+
 
 @dataclass
 class Candidates:
