@@ -176,16 +176,14 @@ class RowHit(Hit):
     100k recall (docs/embedded-store-scale.md). The memory is the one the row gives, once."""
 
     def __init__(self, row: sqlite3.Row, score: float, vector: Sequence[float] | None = None):
-        object.__setattr__(self, "_row", row)
-        object.__setattr__(self, "score", score)
-        object.__setattr__(self, "vector", vector)
+        self.__dict__.update(_row=row, score=score, vector=vector)  # frozen: not through __setattr__
 
     @property
     def memory(self) -> Memory:  # type: ignore[override]
         built = self.__dict__.get("_memory")
         if built is None:
             built = _row_to_memory(self._row)
-            object.__setattr__(self, "_memory", built)
+            self.__dict__["_memory"] = built
         return built
 
     @property
@@ -252,7 +250,7 @@ class SQLiteStore:
         self._vectors = VectorIndex(exact_vectors, self.path.with_name(self.path.name + ".vectors"))
         self._lexical_budget = int(lexical_budget)
         self._text_index_rows = int(text_index_rows)
-        self._text = TextIndex(self.path.with_name(self.path.name + ".text"))
+        self._text = TextIndex(self.path.with_name(self.path.name + ".text"), self.path)
         self._doc_freq: dict[str, int] = {}
         self._doc_freq_rows = 0
         self._shares = HolderShares()
@@ -813,5 +811,6 @@ class SQLiteStore:
         return self._run(lambda c: c.execute("SELECT count(*) FROM memories").fetchone()[0])
 
     def close(self) -> None:
+        self._text.wait()
         with self._lock:
             self._conn.close()
