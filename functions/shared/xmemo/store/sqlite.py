@@ -207,7 +207,7 @@ class SQLiteStore:
         *,
         context_weight: float = PROFILE.settings.context_weight,
         cache_mib: int = 64,
-        mmap_mib: int = 256,
+        mmap_mib: int = 0,
         exact_vectors: int = EXACT_ROWS,
         lexical_budget: int = LEXICAL_BUDGET,
         text_index_rows: int = TEXT_INDEX_ROWS,
@@ -230,8 +230,9 @@ class SQLiteStore:
             self._enable_wal(time.monotonic() + busy_timeout_ms / 1000)
             self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
             self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-            # a cache that holds the full-text index, and reads from a memory map: under mixed
-            # load each recall otherwise re-read its posting lists (`xmemo bench load`: 364 → 445 req/s)
+            # a cache that holds the full-text index: under mixed load each recall otherwise re-read
+            # its posting lists (`xmemo bench load`: 364 → 445 req/s, with a 256 MiB map then; the
+            # map, off by default now, bought no CPU at 100k or 1M: docs/embedded-store-scale.md)
             self._conn.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
             self._conn.execute(f"PRAGMA mmap_size={int(mmap_mib) * 1024 * 1024}")
             self._create_schema()
