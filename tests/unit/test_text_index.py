@@ -419,14 +419,37 @@ def test_a_search_never_waits_for_the_index_to_catch_up(path, monkeypatch):
         searching.start()
         searching.join(60)  # a hang guard, not a timing: before, the search waited for the lock
         done = not searching.is_alive()
+        if done:
+            store._text.wait()  # the catch-up the search started gave way to the lock's holder
         fcntl.flock(held, fcntl.LOCK_UN)
     searching.join()
     assert done, "the search waited for the index's catch-up"
     _same(got[0], _hits(_fts5(path), "quagga kettle"))
-    store._text.wait()
     assert store._text.watermark == mark, "nothing caught up while the lock was held"
     _same(_hits(store, "quagga kettle"), _hits(_fts5(path), "quagga kettle"))
     store._text.wait()
     assert store._text.watermark > mark
     assert not store._text.lagging(store._conn), "caught up: nothing left to score from SQLite"
+    store.close()
+
+
+def test_a_catch_up_that_cannot_swap_its_commit_in_leaves_it_to_the_next_search(path, monkeypatch):
+    """A search may hold the index's lock while it waits for the file lock a catch-up holds
+    (rebuilding an outrun index): the finished catch-up does not wait for that search; the
+    next search reads its commit from the watermark."""
+    monkeypatch.setattr(textindex, "LAG", 20)
+    monkeypatch.setattr(textindex, "PUBLISH_WAIT", 0.05)
+    store = _indexed(path)
+    _hits(store, "kettle")
+    mark = store._text.watermark
+    for i in range(30):
+        store.insert(_memory(6000 + i, f"quagga {i} " + _content(i)))
+    last = store._conn.execute("SELECT max(seq) FROM text_changes").fetchone()[0]
+    with store._text._lock:  # as that search would
+        store._text._catch_up_later(last)
+        store._text.wait()  # returns: the catch-up gave up swapping its commit in
+    stored = json.loads((path.parent / "x.sqlite3.text" / "watermark.json").read_text())["seq"]
+    assert store._text.watermark == mark < stored == last
+    _same(_hits(store, "quagga kettle"), _hits(_fts5(path), "quagga kettle"))
+    assert store._text.watermark == stored
     store.close()

@@ -16,11 +16,11 @@ in the same SQLite transaction. The index records, in `watermark.json` written a
 each tantivy commit, the last change and the last row it holds (rows past it are new
 even when nothing logged them: an older version of the store, `bench latency --copies`).
 A search reads the changes past the watermark and the rows past its last row, and
-scores those rows from SQLite too, so an
-acknowledged write is found at once; the index itself catches up only every `LAG`
-changes, in a thread of its own: a search never waits for the index's commit (nor, behind
-the file lock, for another process's), it scores the rows past the commit it reads. After a crash the watermark is at worst behind the index, and replaying
-a change (delete the rowid, add the row as it is now) is idempotent. A missing,
+scores those rows from SQLite too, so an acknowledged write is found at once; the index
+itself catches up only every `LAG` changes, in a thread of its own: a search never waits
+for the index's commit (nor, behind the file lock, for another process's), it scores the
+rows past the commit it reads. After a crash the watermark is at worst behind the index,
+and replaying a change (delete the rowid, add the row as it is now) is idempotent. A missing,
 unreadable or outrun index (its changes trimmed away) is rebuilt from the table."""
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .fts5rank import B, K1, row_score
 LAG = 256  # changes scored from SQLite before the index catches up
 COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
 RETRY_SECONDS = 1.0  # between background catch-ups that could not start (the writer held elsewhere)
+PUBLISH_WAIT = 1.0  # seconds a finished catch-up waits to swap in its commit (`_publish`)
 REBUILD_LAG = 50_000  # changes kept in `text_changes`; an index further behind is rebuilt
 FORMAT = 2  # of the index's fields (2: `words` added for the strict leg); an index of another format is rebuilt
 STRICT_POOL = 8  # × k candidates the strict leg rescores (its order in tantivy weighs lengths otherwise)
@@ -245,7 +246,17 @@ class TextIndex:
         writer.wait_merging_threads()
         top = max(top, newest)
         self._write_watermark(upto, top)
-        self._committed(upto, top)
+        self._publish(upto, top)
+
+    def _publish(self, seq: int, rowid: int) -> None:
+        """Read our new commit now. A search holds `_lock` only briefly, unless it waits for
+        the file lock this catch-up holds (to rebuild an outrun index): then this gives up
+        after `PUBLISH_WAIT` seconds and the next search reads the commit from the watermark."""
+        if self._lock.acquire(timeout=PUBLISH_WAIT):
+            try:
+                self._committed(seq, rowid)
+            finally:
+                self._lock.release()
 
     def lagging(self, conn: sqlite3.Connection) -> list[int] | None:
         """Open (or build) the index and catch it up if it is `LAG` changes behind; the
