@@ -139,8 +139,9 @@ def test_leg_weights_follow_what_most_candidates_are():
     from xmemo.retrieval.fusion import leg_weights
 
     s = Settings(semantic_weight=0.7, late_weight=0.5, notes_semantic_weight=1.25, notes_late_weight=1.5)
-    turn = lambda r: _at(r, "conversations/a/session-1")  # noqa: E731
-    note = lambda r: _at(r, "repos/billing-api")  # noqa: E731
+    place = lambda m: (m.location, m.bucket)  # noqa: E731  (what `Hit.place` gives)
+    turn = lambda r: place(_at(r, "conversations/a/session-1"))  # noqa: E731
+    note = lambda r: place(_at(r, "repos/billing-api"))  # noqa: E731
     assert leg_weights([note("a"), note("b"), turn("c")], s).plan(1.0) == {"candidates": "notes", "lexical": 1.0, "semantic": 1.25, "late": 1.5}
     assert leg_weights([turn("a"), turn("b"), note("c")], s).plan(1.0) == {"candidates": "conversation", "lexical": 1.0, "semantic": 0.7, "late": 0.5}
     assert leg_weights([turn("a"), note("b")], s).candidates == "conversation"

@@ -95,6 +95,20 @@ def test_cache_and_memory_map_follow_the_settings(tmp_path):
         store.close()
 
 
+def test_by_default_no_part_of_the_file_is_memory_mapped(tmp_path):
+    """The map bought no CPU at 100k or 1M memories and its pages counted in the process's
+    RSS (docs/embedded-store-scale.md): reads go through the connection's page cache."""
+    from xmemo.config import Settings
+    from xmemo.services import make_store
+
+    store = make_store(Settings(data_dir=tmp_path, embedder="none"))
+    try:
+        assert store._conn.execute("PRAGMA mmap_size").fetchone()[0] == 0
+        assert store._conn.execute("PRAGMA cache_size").fetchone()[0] == -64 * 1024
+    finally:
+        store.close()
+
+
 def _hold_write_lock(path, release: threading.Event) -> threading.Thread:
     """Another process's view of a fresh file: a connection in a write transaction (before
     WAL is on) until `release` is set; returns once the lock is held."""

@@ -140,6 +140,7 @@ def test_the_index_catches_up_every_lag_changes(path, monkeypatch):
     for i in range(25):
         store.insert(_memory(6000 + i, f"walrus {i} " + _content(i)))
     _same(_hits(store, "walrus kettle"), _hits(_fts5(path), "walrus kettle"))
+    store._text.wait()  # the catch-up that search started in the background
     stored = json.loads((path.parent / "x.sqlite3.text" / "watermark.json").read_text())["seq"]
     assert store._text.watermark == stored > mark
     last = store._conn.execute("SELECT max(seq) FROM text_changes").fetchone()[0]
@@ -148,6 +149,8 @@ def test_the_index_catches_up_every_lag_changes(path, monkeypatch):
     for i in range(300):
         store.insert(_memory(7000 + i, f"narwhal {i}"))
         _hits(store, "narwhal")
+    store._text.wait()
+    store.insert(_memory(8000, "narwhal last"))  # trims behind the last commit
     kept = store._conn.execute("SELECT count(*) FROM text_changes").fetchone()[0]
     assert kept <= 8 * textindex.LAG + textindex.LAG + 1
     store.close()
@@ -338,6 +341,7 @@ def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path, monkeyp
     for batch in range(2):
         indexed.insert_many([same(i) for i in range(batch * 260, (batch + 1) * 260)])
         _strict(indexed, "zeppelin ledger")  # past LAG changes: the index commits them
+        indexed._text.wait()
     searches = []
     monkeypatch.setattr(textindex.TextIndex, "candidates", lambda self, *a, **kw: searches.append(a[1]) or candidates(self, *a, **kw))
     for k, asked in ((5, [320, 2560]), (20, [1280])):
@@ -391,3 +395,61 @@ def test_the_lagging_rows_are_read_once_while_they_stay_the_same(path, monkeypat
     _same(_strict(indexed, "kettle zeppelin"), _strict(fts5, "kettle zeppelin"))
     assert reads and reads[0] == len(indexed._text.lagging(indexed._conn))  # the lag moved: read again
     indexed.close(), fts5.close()
+
+
+def test_a_search_never_waits_for_the_index_to_catch_up(path, monkeypatch):
+    """Past `LAG` changes the index catches up in the background: a search while another
+    process holds the catch-up lock (here, this test) answers at once, from the index's
+    last commit and the lagging rows, as FTS5 would; the next search once the lock is free
+    catches the index up, still in the background."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(textindex, "LAG", 20)
+    monkeypatch.setattr(textindex, "RETRY_SECONDS", 0.0, raising=False)
+    store = _indexed(path)
+    _hits(store, "kettle")
+    mark = store._text.watermark
+    for i in range(30):
+        store.insert(_memory(6000 + i, f"quagga {i} " + _content(i)))
+    with open(path.parent / "x.sqlite3.text.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process catching the index up
+        got: list = []
+        searching = threading.Thread(target=lambda: got.append(_hits(store, "quagga kettle")), daemon=True)
+        searching.start()
+        searching.join(60)  # a hang guard, not a timing: before, the search waited for the lock
+        done = not searching.is_alive()
+        if done:
+            store._text.wait()  # the catch-up the search started gave way to the lock's holder
+        fcntl.flock(held, fcntl.LOCK_UN)
+    searching.join()
+    assert done, "the search waited for the index's catch-up"
+    _same(got[0], _hits(_fts5(path), "quagga kettle"))
+    assert store._text.watermark == mark, "nothing caught up while the lock was held"
+    _same(_hits(store, "quagga kettle"), _hits(_fts5(path), "quagga kettle"))
+    store._text.wait()
+    assert store._text.watermark > mark
+    assert not store._text.lagging(store._conn), "caught up: nothing left to score from SQLite"
+    store.close()
+
+
+def test_a_catch_up_that_cannot_swap_its_commit_in_leaves_it_to_the_next_search(path, monkeypatch):
+    """A search may hold the index's lock while it waits for the file lock a catch-up holds
+    (rebuilding an outrun index): the finished catch-up does not wait for that search; the
+    next search reads its commit from the watermark."""
+    monkeypatch.setattr(textindex, "LAG", 20)
+    monkeypatch.setattr(textindex, "PUBLISH_WAIT", 0.05)
+    store = _indexed(path)
+    _hits(store, "kettle")
+    mark = store._text.watermark
+    for i in range(30):
+        store.insert(_memory(6000 + i, f"quagga {i} " + _content(i)))
+    last = store._conn.execute("SELECT max(seq) FROM text_changes").fetchone()[0]
+    with store._text._lock:  # as that search would
+        store._text._catch_up_later(last)
+        store._text.wait()  # returns: the catch-up gave up swapping its commit in
+    stored = json.loads((path.parent / "x.sqlite3.text" / "watermark.json").read_text())["seq"]
+    assert store._text.watermark == mark < stored == last
+    _same(_hits(store, "quagga kettle"), _hits(_fts5(path), "quagga kettle"))
+    assert store._text.watermark == stored
+    store.close()

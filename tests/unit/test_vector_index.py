@@ -409,3 +409,34 @@ def test_the_pass_sums_any_number_of_words_in_bytes_exactly(dim):
         bits = np.stack([c.view for c in index.bits], axis=1)
         assert np.array_equal(index._hamming(q), np.bitwise_count(bits ^ query).sum(axis=1))
     assert index._hamming(-v[1] + 2 * index.mean)[1] == dim  # the mirrored row: every bit differs
+
+
+def test_semantic_hits_decode_their_memory_only_when_read(tmp_path):
+    """`recall` fetches four times the semantic hits it keeps and reads only the reference
+    and score of the rest: those are not decoded, and a hit read gives the stored memory."""
+    rng = np.random.default_rng(7)
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    store.insert_many([_memory("ann", i, v) for i, v in enumerate(_clustered(rng, 40))])
+    hits = _semantic(store, "ann", _clustered(rng, 1)[0], 20)
+    assert len(hits) == 20
+    refs = [h.reference for h in hits]
+    assert not any(getattr(h, "decoded", True) for h in hits)
+    first = hits[0].memory
+    assert hits[0].decoded and not any(h.decoded for h in hits[1:])
+    assert first == store.get(refs[0], _rf("ann")) and first.reference == refs[0]
+    assert hits[0].memory is first  # decoded once
+    assert [h.memory.reference for h in hits] == refs
+    store.close()
+
+
+def test_a_hit_s_place_is_read_without_decoding_its_memory(tmp_path):
+    """`fusion.leg_weights` reads every fetched hit's location and bucket, kept or not: from
+    the row, so the hits `recall` drops stay undecoded, and the same as the memory's."""
+    rng = np.random.default_rng(8)
+    store = SQLiteStore(tmp_path / "s.sqlite3")
+    store.insert_many([_memory("ann", i, v) for i, v in enumerate(_clustered(rng, 40))])
+    hits = _semantic(store, "ann", _clustered(rng, 1)[0], 20)
+    places = [h.place for h in hits]
+    assert not any(h.decoded for h in hits)
+    assert places == [(h.memory.location, h.memory.bucket) for h in hits]
+    store.close()

@@ -315,7 +315,7 @@ def recall_stages(svc: Services, rf, queries: list[str]) -> dict:
             q, vector, rf, lexical_k=s.lexical_candidates, semantic_k=s.semantic_candidates * s.hub_pool, strict=False))
         if not late:
             continue
-        pool = [m.reference for m in {h.memory.reference: h.memory for h in (*fetched.lexical, *fetched.semantic)}.values()]
+        pool = list(dict.fromkeys(h.reference for h in (*fetched.lexical, *fetched.semantic)))
         read = _clocked(stages["late_states_read"], lambda: svc.store.token_states(pool, rf))
         decoded = _clocked(stages["late_states_decoded"], lambda: [TokenStates.from_bytes(b) for b in read.values()])
         _clocked(stages["late_scoring"], lambda: pool_scores(query_tokens.ids, query_tokens.states, decoded))

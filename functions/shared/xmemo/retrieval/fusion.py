@@ -68,9 +68,9 @@ class LegWeights:
         return {"candidates": self.candidates, "lexical": lexical, "semantic": self.semantic, "late": self.late}
 
 
-def leg_weights(memories: Iterable[Memory], settings: RetrievalSettings) -> LegWeights:
-    """`notes_*_weight` when most of a query's candidates (`memories`, every hit either leg
-    fetched) are notes, the conversation weights (`semantic_weight`, `late_weight`) when
+def leg_weights(places: Iterable[tuple[str, str]], settings: RetrievalSettings) -> LegWeights:
+    """`notes_*_weight` when most of a query's candidates (`places`: the location and bucket of
+    every hit either leg fetched, `Hit.place`) are notes, the conversation weights (`semantic_weight`, `late_weight`) when
     most are a conversation's turns (`records.has_context`). The conversation weights were
     fitted on LoCoMo, where a question's words are often in a turn next to the answer; in a
     store of notes the answer is one note whose own meaning has to match, and the semantic
@@ -78,8 +78,8 @@ def leg_weights(memories: Iterable[Memory], settings: RetrievalSettings) -> LegW
     `xmemo bench notes`, docs/research/README.md, "Leg weights"). A tie counts as a
     conversation, as every store ranked before there were two sets of weights."""
     turns = notes = 0
-    for m in memories:
-        if has_context(m.location, m.bucket):
+    for location, bucket in places:
+        if has_context(location, bucket):
             turns += 1
         else:
             notes += 1

@@ -127,9 +127,9 @@ def _tolerant(
     )
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
-    lifts = {h.memory.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
+    fetched_hits = list({h.reference: h for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
+    lifts = {h.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
     floor = relevance.store_floor(floor, words_known, crowded, lifts.values(), s.store_cohort_margin, s.store_cohort_floor)
-    in_hand = list({h.memory.reference: h.memory for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
     abbreviated = frozenset()
     if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
@@ -137,10 +137,11 @@ def _tolerant(
         if cands.partial and contents:
             contents = {r: m.content for r, m in whole.fetch(list(contents)).items()}
         abbreviated = frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c))
-    weights = leg_weights(in_hand, s)
+    weights = leg_weights((h.place for h in fetched_hits), s)
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated, semantic_weight=weights.semantic)
     ranked = boost_groups(fused, s.group_weight)
-    late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else in_hand
+    # the best `late_pool` fused, or every memory the legs fetched (each read whole only then)
+    late_pool = [r.memory for r in ranked[: s.late_pool]] if s.late_pool else [h.memory for h in fetched_hits]
     ranked, late, late_scores = _late_leg(store, s, whole, ranked, late_pool, tokens, weights.late)
     ranked, cut = evidence.cut(query, ranked, whole.fill, lifts, late_scores, s, head, crowded, abbreviated)
     plan = Plan(

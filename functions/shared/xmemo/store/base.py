@@ -19,6 +19,18 @@ class Hit:
     score: float
     vector: Sequence[float] | None = None  # a semantic hit's stored unit vector, when the store has it
 
+    @property
+    def reference(self) -> str:
+        """The hit's memory's reference: what ranking reads of the hits it does not keep, so a
+        store may decode the rest of a memory only when it is read (`sqlite.RowHit`)."""
+        return self.memory.reference
+
+    @property
+    def place(self) -> tuple[str, str]:
+        """The memory's location and bucket (`fusion.leg_weights` reads them of every hit
+        fetched, kept or not; `sqlite.RowHit` answers from its row)."""
+        return self.memory.location, self.memory.bucket
+
 
 @dataclass
 class Candidates:

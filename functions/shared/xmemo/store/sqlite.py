@@ -169,6 +169,38 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
+class RowHit(Hit):
+    """A semantic hit whose memory is decoded from its row when first read. `recall` fetches
+    `hub_pool` times the candidates it keeps (the hub discount compares them) and reads only
+    the reference and score of the others: decoding 240 rows to keep 60 was about 2 ms of a
+    100k recall (docs/embedded-store-scale.md). The memory is the one the row gives, once."""
+
+    def __init__(self, row: sqlite3.Row, score: float, vector: Sequence[float] | None = None):
+        self.__dict__.update(_row=row, score=score, vector=vector)  # frozen: not through __setattr__
+
+    @property
+    def memory(self) -> Memory:  # type: ignore[override]
+        built = self.__dict__.get("_memory")
+        if built is None:
+            built = _row_to_memory(self._row)
+            self.__dict__["_memory"] = built
+        return built
+
+    @property
+    def reference(self) -> str:
+        return self._row["reference"]
+
+    @property
+    def place(self) -> tuple[str, str]:
+        location, bucket = self._row["location"], self._row["bucket"]
+        return (location, bucket) if location is not None and bucket is not None else super().place
+
+    @property
+    def decoded(self) -> bool:
+        """Whether the memory was read (and so decoded)."""
+        return "_memory" in self.__dict__
+
+
 class SQLiteStore:
     """`MemoryStore` over one SQLite file. Safe to share across threads of one process;
     several processes may open the same file (WAL)."""
@@ -180,7 +212,7 @@ class SQLiteStore:
         *,
         context_weight: float = PROFILE.settings.context_weight,
         cache_mib: int = 64,
-        mmap_mib: int = 256,
+        mmap_mib: int = 0,
         exact_vectors: int = EXACT_ROWS,
         lexical_budget: int = LEXICAL_BUDGET,
         text_index_rows: int = TEXT_INDEX_ROWS,
@@ -203,8 +235,9 @@ class SQLiteStore:
             self._enable_wal(time.monotonic() + busy_timeout_ms / 1000)
             self._conn.execute("PRAGMA synchronous=FULL")  # `remember` is durable when it answers
             self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-            # a cache that holds the full-text index, and reads from a memory map: under mixed
-            # load each recall otherwise re-read its posting lists (`xmemo bench load`: 364 → 445 req/s)
+            # a cache that holds the full-text index: under mixed load each recall otherwise re-read
+            # its posting lists (`xmemo bench load`: 364 → 445 req/s, with a 256 MiB map then; the
+            # map, off by default now, bought no CPU at 100k or 1M: docs/embedded-store-scale.md)
             self._conn.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
             self._conn.execute(f"PRAGMA mmap_size={int(mmap_mib) * 1024 * 1024}")
             self._create_schema()
@@ -223,7 +256,7 @@ class SQLiteStore:
         self._vectors = VectorIndex(exact_vectors, self.path.with_name(self.path.name + ".vectors"))
         self._lexical_budget = int(lexical_budget)
         self._text_index_rows = int(text_index_rows)
-        self._text = TextIndex(self.path.with_name(self.path.name + ".text"))
+        self._text = TextIndex(self.path.with_name(self.path.name + ".text"), self.path)
         self._doc_freq: dict[str, int] = {}
         self._doc_freq_rows = 0
         self._shares = HolderShares()
@@ -775,14 +808,15 @@ class SQLiteStore:
                     r = rows[rowid]
                     stored = np.frombuffer(r["embedding"], dtype=np.float32)
                     score = known[rowid] if exact else float(stored @ vector)
-                    hits.append((score, rowid, _row_to_memory(r), stored))
+                    hits.append((score, rowid, r, stored))
                 hits.sort(key=lambda h: (-h[0], -h[1]))
-                return [Hit(m, s, v) for s, _, m, v in hits]
+                return [RowHit(r, s, v) for s, _, r, v in hits]
             want *= 4
 
     def count(self) -> int:
         return self._run(lambda c: c.execute("SELECT count(*) FROM memories").fetchone()[0])
 
     def close(self) -> None:
+        self._text.wait()
         with self._lock:
             self._conn.close()

@@ -16,10 +16,11 @@ in the same SQLite transaction. The index records, in `watermark.json` written a
 each tantivy commit, the last change and the last row it holds (rows past it are new
 even when nothing logged them: an older version of the store, `bench latency --copies`).
 A search reads the changes past the watermark and the rows past its last row, and
-scores those rows from SQLite too, so an
-acknowledged write is found at once; the index itself catches up (`sync`) only every
-`LAG` changes. After a crash the watermark is at worst behind the index, and replaying
-a change (delete the rowid, add the row as it is now) is idempotent. A missing,
+scores those rows from SQLite too, so an acknowledged write is found at once; the index
+itself catches up only every `LAG` changes, in a thread of its own: a search never waits
+for the index's commit (nor, behind the file lock, for another process's), it scores the
+rows past the commit it reads. After a crash the watermark is at worst behind the index,
+and replaying a change (delete the rowid, add the row as it is now) is idempotent. A missing,
 unreadable or outrun index (its changes trimmed away) is rebuilt from the table."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import os
 import shutil
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +40,8 @@ from .fts5rank import B, K1, row_score
 
 LAG = 256  # changes scored from SQLite before the index catches up
 COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
+RETRY_SECONDS = 1.0  # between background catch-ups that could not start (the writer held elsewhere)
+PUBLISH_WAIT = 1.0  # seconds a finished catch-up waits to swap in its commit (`_publish`)
 REBUILD_LAG = 50_000  # changes kept in `text_changes`; an index further behind is rebuilt
 FORMAT = 2  # of the index's fields (2: `words` added for the strict leg); an index of another format is rebuilt
 STRICT_POOL = 8  # × k candidates the strict leg rescores (its order in tantivy weighs lengths otherwise)
@@ -90,9 +94,14 @@ class TextIndex:
     """The derived index of one store (folder `path`); thread-safe within a process, and
     several processes may share it (one of them catches it up at a time)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, database: Path) -> None:
+        """`database`: the SQLite file the index derives from (the background catch-up
+        reads it through a connection of its own)."""
         self.path = path
-        self._lock = threading.Lock()
+        self._database = database
+        self._lock = threading.RLock()  # the searcher and what it holds; a catch-up swaps them under it
+        self._catching: threading.Thread | None = None
+        self._tried_at = -RETRY_SECONDS
         self._index = None
         self._searcher = None
         self._schema = None
@@ -130,9 +139,10 @@ class TextIndex:
 
     def _committed(self, seq: int, rowid: int) -> None:
         """After a commit (ours or another process's): read it, and remember what it holds."""
-        self._index.reload()  # type: ignore[union-attr]
-        self._searcher = self._index.searcher()  # type: ignore[union-attr]
-        self.watermark, self.max_rowid = seq, rowid
+        with self._lock:  # a search reads the three together (`lagging` holds it throughout)
+            self._index.reload()  # type: ignore[union-attr]
+            self._searcher = self._index.searcher()  # type: ignore[union-attr]
+            self.watermark, self.max_rowid = seq, rowid
 
     @staticmethod
     def _schema_of():
@@ -236,7 +246,17 @@ class TextIndex:
         writer.wait_merging_threads()
         top = max(top, newest)
         self._write_watermark(upto, top)
-        self._committed(upto, top)
+        self._publish(upto, top)
+
+    def _publish(self, seq: int, rowid: int) -> None:
+        """Read our new commit now. A search holds `_lock` only briefly, unless it waits for
+        the file lock this catch-up holds (to rebuild an outrun index): then this gives up
+        after `PUBLISH_WAIT` seconds and the next search reads the commit from the watermark."""
+        if self._lock.acquire(timeout=PUBLISH_WAIT):
+            try:
+                self._committed(seq, rowid)
+            finally:
+                self._lock.release()
 
     def lagging(self, conn: sqlite3.Connection) -> list[int] | None:
         """Open (or build) the index and catch it up if it is `LAG` changes behind; the
@@ -252,16 +272,54 @@ class TextIndex:
                 return None
 
     @contextmanager
-    def _exclusive(self):
-        """Between processes: one builds or catches up the index at a time."""
+    def _exclusive(self, wait: bool = True):
+        """Between processes: one builds or catches up the index at a time. Yields whether
+        the lock is held (`wait` False: not when another process holds it)."""
         import fcntl  # POSIX; imported here so the store module itself imports anywhere
 
         with open(self.path.with_name(self.path.name + ".lock"), "a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
             try:
-                yield
+                fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _catch_up_later(self, upto: int) -> None:
+        """Start catching the index up to change `upto` in a background thread, unless one
+        runs (or one could not start a moment ago). The caller holds `_lock`."""
+        if (self._catching is not None and self._catching.is_alive()) or time.monotonic() - self._tried_at < RETRY_SECONDS:
+            return
+        self._tried_at = time.monotonic()
+        self._catching = threading.Thread(target=self._catch_up_alone, args=(upto,), name="xmemo-text-index", daemon=True)
+        self._catching.start()
+
+    def _catch_up_alone(self, upto: int) -> None:
+        """One catch-up, on a connection of its own, if no other process is catching up
+        (its commit is read by the next search). A failure leaves the index as it was:
+        behind, which every search already allows for; the next search past `LAG` retries."""
+        try:
+            conn = sqlite3.connect(str(self._database), timeout=5)
+        except sqlite3.Error:
+            return
+        try:
+            with self._exclusive(wait=False) as mine:
+                if mine:
+                    self._catch_up(conn, upto)
+                    self._tried_at = -RETRY_SECONDS  # done: the next lag may start one at once
+        except (sqlite3.Error, OSError, ValueError, RuntimeError):
+            pass
+        finally:
+            conn.close()
+
+    def wait(self) -> None:
+        """Until the background catch-up (if one runs) is done: before the store closes."""
+        catching = self._catching
+        if catching is not None:
+            catching.join()
 
     def _lagging(self, conn: sqlite3.Connection) -> list[int] | None:
         stored = self._read_watermark()
@@ -285,9 +343,7 @@ class TextIndex:
             last = conn.execute("SELECT coalesce(max(seq), 0) FROM text_changes").fetchone()[0]
         lag = self._changed(conn, self.watermark, self.max_rowid)
         if len(lag) >= LAG or last - self.watermark >= LAG:
-            with self._exclusive():
-                self._catch_up(conn, last)
-            lag = self._changed(conn, self.watermark, self.max_rowid)
+            self._catch_up_later(last)  # this search scores the lagging rows meanwhile
         return Lag(lag, (self._searcher, last))
 
 
