@@ -27,7 +27,7 @@ STOPWORDS = frozenset(
     when where which who why will with you your le la les un une des du de d l et est en dans
     pour par sur au aux ce cette ces qui que quoi qu il elle ils elles nous vous je tu se sa son
     ses leur leurs ne pas plus ou où
-    avons avez ont sont suis sommes etes ete etre ai avoir fait quel quelle quels quelles mon mes
+    avons avez ont sont suis sommes etes ete etre avoir fait quel quelle quels quelles mon mes
     notre nos votre vos avec chez cet lui moi eux
     der das den dem des und oder wir ich du sie er ihr uns ist sind wird werden haben habe fur mit
     von vom zu zum zur auf aufs aus bei ein eine einen einem einer nicht wie wo wer welche welcher
@@ -36,7 +36,8 @@ STOPWORDS = frozenset(
 """Words a tolerant query drops: English, then French and German function words (the
 auxiliaries and pronouns of a question, "quel outil avons-nous", "welches Werkzeug nehmen
 wir für", matched every note written in the first person plural). A word that is also an
-English content word ("die", "hat", "comment", "ma", "ton") is left out of the list: queries
+English content word or a common acronym ("die", "hat", "comment", "ma", "ton", "ai") is left
+out of the list: queries
 in English outnumber the others ("fur" is in, folded from "für", as the list compares folded
 words: `is_stop_word`)."""
 
