@@ -453,3 +453,27 @@ def test_a_catch_up_that_cannot_swap_its_commit_in_leaves_it_to_the_next_search(
     _same(_hits(store, "quagga kettle"), _hits(_fts5(path), "quagga kettle"))
     assert store._text.watermark == stored
     store.close()
+
+
+
+def test_a_background_catch_up_that_fails_says_so(path, monkeypatch, tmp_path, caplog):
+    """A catch-up runs in a thread no caller waits on: its failure leaves the index behind
+    (searches still score the lagging rows, so answers stay exact) and is logged, not swallowed."""
+    import logging
+
+    monkeypatch.setattr(textindex, "LAG", 20)
+    store = _indexed(path)
+    _hits(store, "kettle")
+    mark = store._text.watermark
+    for i in range(30):
+        store.insert(_memory(6000 + i, f"quagga {i} " + _content(i)))
+    broken = tmp_path / "not-a-database.sqlite3"
+    broken.write_bytes(b"this is no SQLite file" * 100)
+    monkeypatch.setattr(store._text, "_database", broken)
+    last = store._conn.execute("SELECT max(seq) FROM text_changes").fetchone()[0]
+    with caplog.at_level(logging.WARNING, logger="xmemo.store.textindex"):
+        store._text._catch_up_alone(last)
+    assert any("catch-up failed" in r.getMessage() for r in caplog.records)
+    assert store._text.watermark == mark
+    _same(_hits(store, "quagga kettle"), _hits(_fts5(path), "quagga kettle"))
+    store.close()

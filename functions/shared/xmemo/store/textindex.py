@@ -26,6 +26,7 @@ unreadable or outrun index (its changes trimmed away) is rebuilt from the table.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
@@ -38,6 +39,7 @@ from pathlib import Path
 from .fts5rank import idf as _idf
 from .fts5rank import B, K1, row_score
 
+log = logging.getLogger("xmemo.store.textindex")
 LAG = 256  # changes scored from SQLite before the index catches up
 COUNTED_TERMS = 50_000  # live document counts kept for one commit's searcher
 RETRY_SECONDS = 1.0  # between background catch-ups that could not start (the writer held elsewhere)
@@ -310,8 +312,9 @@ class TextIndex:
                 if mine:
                     self._catch_up(conn, upto)
                     self._tried_at = -RETRY_SECONDS  # done: the next lag may start one at once
-        except (sqlite3.Error, OSError, ValueError, RuntimeError):
-            pass
+        except (sqlite3.Error, OSError, ValueError, RuntimeError) as exc:
+            # searches stay exact (they score the lagging rows); say why the index stays behind
+            log.warning("text index catch-up failed, retried by a later search: %s", type(exc).__name__)
         finally:
             conn.close()
 
