@@ -24,11 +24,10 @@ from ..services import Services
 from ..store.sqlite import SQLiteStore
 from . import _agent_memories as gen
 from ._report import markdown_table, save
-from .locomo.abstention import nonsense_queries
+from .locomo.abstention import ABSTENTION_OFF, nonsense_queries
 
 SIZES = (1, 5, 15, 30, 50)
 TOP = 3
-FLOORS_OFF = {"semantic_floor": -1.0, "relevance_floor": -1.0, "unknown_words_floor": -1.0, "small_evidence_floor": -1.0, "match_floor": -1.0}
 
 
 def register(sub) -> None:
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     report = {
         "run": {**common, "languages": list(gen.LANGUAGES), "embedder": settings.embedder, "store": "sqlite"},
         "default": measure(settings, embedder, **common),
-        "floors_off": measure(settings, embedder, **common, floors=FLOORS_OFF),
+        "floors_off": measure(settings, embedder, **common, floors=ABSTENTION_OFF),
     }
     report["run"]["seconds"] = round(time.perf_counter() - t0, 1)
     text = markdown(report)

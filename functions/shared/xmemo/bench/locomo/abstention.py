@@ -13,6 +13,17 @@ from typing import Sequence
 from .data import Conversation
 
 FOREIGN_PER_CONVERSATION = 100
+# every setting that lets `recall` answer with nothing, switched off: what each bench's
+# "floors off" reference row asks for (the relevance floors, then the evidence gates)
+ABSTENTION_OFF = {
+    "semantic_floor": -1.0,
+    "relevance_floor": -1.0,
+    "unknown_words_floor": -1.0,
+    "unknown_names_floor": -1.0,
+    "evidence_floor": -1.0,
+    "small_evidence_floor": -1.0,
+    "match_floor": -1.0,
+}
 NONSENSE_PER_CONVERSATION = 40
 
 

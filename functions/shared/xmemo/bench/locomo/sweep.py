@@ -19,13 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .abstention import ABSTENTION_OFF
 from .metrics import recall_at_k
 
 FLOORS = ("semantic_floor", "relevance_floor", "unknown_words_floor", "unknown_names_floor")
-# the evidence gates stay at their defaults in the swept rows and are off in the reference row,
-# so that row is retrieval with no abstention at all
-GATES_OFF = {"evidence_floor": -1.0, "small_evidence_floor": -1.0, "match_floor": -1.0}
-# one value per name of FLOORS; all -1 (with GATES_OFF) switches abstention off: the reference row
+# one value per name of FLOORS; the first row is the reference: every abstention setting off
+# (`ABSTENTION_OFF`, the evidence gates too); the swept rows keep the gates at their defaults
 GRID: tuple[tuple[float, ...], ...] = (
     (-1.0, -1.0, -1.0, -1.0),
     (0.065, 0.09, 0.085, -1.0),
@@ -66,7 +65,7 @@ class Sweep:
                 for q in queries:
                     text = q.text if kind == "own" else q
                     for floors, row in self.rows.items():
-                        off = GATES_OFF if floors == self.grid[0] else {}
+                        off = ABSTENTION_OFF if floors == self.grid[0] else {}
                         system.svc.retrieval = base.model_copy(update={**dict(zip(FLOORS, floors)), **off})
                         ranked = system.recall(text, k, timed=False)
                         if kind == "own":
