@@ -355,6 +355,24 @@ def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path, monkeyp
     indexed.close(), fts5.close()
 
 
+def test_rows_alike_in_text_and_length_are_scored_once(path, monkeypatch):
+    """A widening strict search reads hundreds of tied rows, mostly copies of one text:
+    each distinct (text, length) is scored once, and every copy still gets FTS5's score."""
+    indexed, fts5 = _indexed(path), _fts5(path)
+    indexed.insert_many([_memory(3000 + i, "the zeppelin kettle ledger", location=f"c{i}") for i in range(120)])
+    indexed.insert_many([_memory(3200 + i, "a zeppelin ledger entry", location=f"d{i}") for i in range(40)])
+    calls = []
+    for name in ("_strict_score", "_any_term_score"):
+        original = getattr(textindex.Statistics, name)
+        monkeypatch.setattr(textindex.Statistics, name, lambda self, *a, _o=original: calls.append(a[0]) or _o(self, *a))
+    _same(_strict(indexed, "zeppelin ledger"), _strict(fts5, "zeppelin ledger"))
+    assert len(calls) == len(set(calls)) == 2
+    calls.clear()
+    _same(_hits(indexed, "zeppelin ledger"), _hits(fts5, "zeppelin ledger"))
+    assert len(calls) == len(set(calls)) and len(calls) < 120
+    indexed.close(), fts5.close()
+
+
 def test_a_rows_length_reads_one_byte_and_longer_varints_alike():
     """`_length` (every column's tokens, from FTS5's docsize record) skips varint decoding
     when every byte is a whole varint, and gives what decoding gives."""

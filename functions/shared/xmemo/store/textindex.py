@@ -507,33 +507,41 @@ class Statistics:
         return cls(terms, idf, avgdl, strict)
 
     def scores(self, conn: sqlite3.Connection, rowids: list[int], context_weight: float) -> dict[int, float]:
-        """`bm25`'s scores of `rowids` (those that match)."""
+        """`bm25`'s scores of `rowids` (those that match). A row's score is a function of
+        its scored text and length alone, so rows alike in both are scored once: the rows
+        that widen a strict search are ties, and ties are mostly copies of one text (a note
+        many holders keep, an agent writing the same line again)."""
         if not rowids:
             return {}
         marks = ",".join("?" * len(rowids))
         sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
         out: dict[int, float] = {}
-        terms, idf, avgdl = self.terms, self.idf, self.avgdl
-        if self.strict:
-            # `row_score` without context, inlined (the same operations in the same order: the
-            # same bits): a tie at 1M memories scores 640 rows, and the calls were a third of it
-            weights = list(idf.values())
-            asked = list(idf)
-            for rowid, (words,) in _texts(conn, rowids, ("words",)).items():
-                own = words.split()
-                counts = [own.count(t) for t in asked]
-                if 0 in counts:  # not every term: no match
-                    continue
-                norm = K1 * (1 - B + B * _length(sizes.get(rowid, b"")) / avgdl)
-                score = 0.0
-                for weight, f in zip(weights, counts):
-                    score += weight * (f * (K1 + 1.0)) / (f + norm)
-                if score > 0:
-                    out[rowid] = score
-            return out
-        for rowid, (stems, context) in _texts(conn, rowids, ("stems", "context")).items():
-            near = context.split() if context_weight > 0 else []
-            score = row_score(idf, stems.split(), near, _length(sizes.get(rowid, b"")), avgdl, context_weight)
+        known: dict[tuple, float] = {}  # (texts, length) -> score
+        score_of = self._strict_score if self.strict else self._any_term_score
+        for rowid, texts in _texts(conn, rowids, ("words",) if self.strict else ("stems", "context")).items():
+            key = (texts, _length(sizes.get(rowid, b"")))
+            score = known.get(key)
+            if score is None:
+                score = known[key] = score_of(texts, key[1], context_weight)
             if score > 0:
                 out[rowid] = score
         return out
+
+    def _strict_score(self, texts: tuple[str, ...], length: int, context_weight: float) -> float:
+        """`row_score` without context, inlined (the same operations in the same order: the
+        same bits): a tie at 1M memories scores 640 rows, and the calls were a third of it.
+        0 unless the words hold every term."""
+        own = texts[0].split()
+        counts = [own.count(t) for t in self.idf]
+        if 0 in counts:  # not every term: no match
+            return 0.0
+        norm = K1 * (1 - B + B * length / self.avgdl)
+        score = 0.0
+        for weight, f in zip(self.idf.values(), counts):
+            score += weight * (f * (K1 + 1.0)) / (f + norm)
+        return score
+
+    def _any_term_score(self, texts: tuple[str, ...], length: int, context_weight: float) -> float:
+        stems, context = texts
+        near = context.split() if context_weight > 0 else []
+        return row_score(self.idf, stems.split(), near, length, self.avgdl, context_weight)
