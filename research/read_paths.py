@@ -5,10 +5,12 @@ The two versions are two copies of the package (the current one, and one exporte
 older commit and put first on PYTHONPATH), so each run is one process: `dump` runs
 `recall`, `recall_context` and `search_memory` over the latency benchmark's queries and
 saves each answer whole (references, scores, the plan, the packed text) and each call's
-CPU milliseconds (this process, every thread) and main-thread CPU milliseconds; `compare`
+CPU milliseconds (this process, every thread), main-thread CPU and wall milliseconds; `compare`
 reads several dumps of each version (run alternately, old new old new, so a change of the
 machine's load falls on both), checks the answers are identical, and reports the mean CPU
-per tool of each version and their paired difference. Nothing is written to the store.
+per tool of each version and their paired difference, and each version's wall time (mean and
+p95 over every call of its runs: work moved to another thread shows there, not in CPU).
+Nothing is written to the store.
 
     V=bench-out/latency/read-paths
     PYTHONPATH=OLD/functions/shared nice .venv/bin/python -m research.read_paths dump STORE.sqlite3 --out $V/old-1.json
@@ -60,15 +62,16 @@ def dump(args: argparse.Namespace) -> int:
         for q in queries[:10]:  # warm the page cache and the index's counts
             embedder.clear()
             fn(q)
-        answers, cpu, main = [], [], []
+        answers, cpu, main, wall = [], [], [], []
         for q in queries:
             embedder.clear()  # every call pays for its query's embedding, as the benchmark's
-            c, m = time.process_time(), time.thread_time()
+            c, m, w = time.process_time(), time.thread_time(), time.perf_counter()
             got = fn(q)
+            wall.append((time.perf_counter() - w) * 1000)
             main.append((time.thread_time() - m) * 1000)
             cpu.append((time.process_time() - c) * 1000)
             answers.append(got.model_dump(mode="json"))
-        out["tools"][name] = {"answers": answers, "cpu_ms": cpu, "main_thread_cpu_ms": main}
+        out["tools"][name] = {"answers": answers, "cpu_ms": cpu, "main_thread_cpu_ms": main, "wall_ms": wall}
         print(f"{name}: CPU {statistics.fmean(cpu):.2f} ms mean (main thread {statistics.fmean(main):.2f})", file=sys.stderr)
     from xmemo.bench.latency import _rss_mib
 
@@ -94,8 +97,10 @@ def compare(args: argparse.Namespace) -> int:
         nm = [statistics.fmean(x) for x in zip(*(d["tools"][name]["main_thread_cpu_ms"] for d in news))]
         diff = sorted(b - a for a, b in zip(o, n))
         rows.append([name, len(o), "yes" if identical else "NO", round(statistics.fmean(o), 2), round(statistics.fmean(n), 2),
-                     round(statistics.median(diff), 2), round(statistics.fmean(om), 2), round(statistics.fmean(nm), 2)])
-    head = ["tool", "queries", "answers identical", "old CPU ms", "new CPU ms", "median paired change", "old main-thread CPU", "new main-thread CPU"]
+                     round(statistics.median(diff), 2), round(statistics.fmean(om), 2), round(statistics.fmean(nm), 2),
+                     _wall(olds, name), _wall(news, name)])
+    head = ["tool", "queries", "answers identical", "old CPU ms", "new CPU ms", "median paired change", "old main-thread CPU", "new main-thread CPU",
+            "old wall mean / p95", "new wall mean / p95"]
     md = (f"# Read tools, old against new code ({len(olds)} + {len(news)} runs, alternated)\n\n"
           f"old: {olds[0]['code']} (SQLite map {olds[0].get('mmap_mib', 0)} MiB)\nnew: {news[0]['code']} (SQLite map {news[0].get('mmap_mib', 0)} MiB)\n"
           f"store: {olds[0]['store']}\n\n"
@@ -108,6 +113,14 @@ def compare(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "read-paths.md").write_text(md)
     return 0 if same else 1
+
+
+def _wall(runs: list[dict], name: str) -> str:
+    """Wall ms, mean / p95 over every call of `runs` ("-" for dumps made before it was kept)."""
+    calls = sorted(x for d in runs for x in d["tools"][name].get("wall_ms", []))
+    if not calls:
+        return "-"
+    return f"{statistics.fmean(calls):.2f} / {calls[min(len(calls) - 1, int(len(calls) * 0.95))]:.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
