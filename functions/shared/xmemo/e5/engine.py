@@ -41,9 +41,12 @@ class E5Engine:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        # Idle pool threads sleep instead of spinning: with several requests (or worker
-        # processes) on few cores, spinning threads take the cores other work needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # The pool threads spin between the parallel sections of one run (a run has about
+        # 180, and waking a sleeping thread for each was about 1.2 ms of a long query's 8)
+        # and stop spinning when the run ends, so between runs they take no core that
+        # other requests (or worker processes) need (docs/embedded-store-scale.md).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+        options.add_session_config_entry("session.force_spinning_stop", "1")
         self._states = tuple(sorted(states_after))
         self._session = ort.InferenceSession(encoder(model, self._states), options, providers=["CPUExecutionProvider"])
 
