@@ -720,14 +720,15 @@ class SQLiteStore:
             pool = list(dict.fromkeys([*found, *lag]))
             new = [r for r in pool if r not in checked]
             checked.update(new)
-            if new:
-                visible = dict(conn.execute(
+            if new and stats is not None:
+                visible, scores = stats.visible_scores(conn, new, where, params, self._context_weight)
+                created.update(visible)
+                scored.update(scores)
+            elif new:
+                created.update(conn.execute(
                     f"SELECT m.rowid, m.created_at FROM memories m NOT INDEXED WHERE {where} AND m.rowid IN ({','.join('?' * len(new))})",
                     [*params, *new],
                 ).fetchall())
-                created.update(visible)
-                if stats is not None:
-                    scored.update(stats.scores(conn, list(visible), self._context_weight))
             score = {r: scored[r] for r in pool if r in scored}
             if len(score) >= k or len(found) < want:
                 best = sorted(score, key=lambda r: (-score[r], -created[r], -r))[:k]  # last: the later row, as FTS5's order
