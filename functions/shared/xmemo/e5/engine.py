@@ -42,9 +42,9 @@ class E5Engine:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # The pool threads spin between the parallel sections of one run (a run has about
-        # 180, and waking a sleeping thread for each was about 1.2 ms of a long query's 8)
-        # and stop spinning when the run ends, so between runs they take no core that
-        # other requests (or worker processes) need (docs/embedded-store-scale.md).
+        # 180, and waking a sleeping thread for each cost more than a millisecond of a long
+        # query) and stop spinning when the run ends, so between runs they take no core
+        # that other requests (or worker processes) need (bench-out/latency/spinning/).
         options.add_session_config_entry("session.intra_op.allow_spinning", "1")
         options.add_session_config_entry("session.force_spinning_stop", "1")
         self._states = tuple(sorted(states_after))
