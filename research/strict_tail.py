@@ -39,18 +39,18 @@ def main(argv: list[str] | None = None) -> int:
     store = SQLiteStore(args.store)
     svc = Services(Settings(data_dir=args.store.parent, embedder="none"), store, None)
     principal = principal_from_claims({"sub": "bench", "scope": "xmemo/memory:read"})
-    scored: list[list[int]] = []  # rows scored per `Statistics.scores` call, of the current query
+    scored: list[list[int]] = []  # rows read and scored per round (`Statistics.visible_scores`), of the current query
     ties: list[int] = []
-    original = textindex.Statistics.scores
+    original = textindex.Statistics.visible_scores
 
-    def counting(self, conn, rowids, context_weight):
-        out = original(self, conn, rowids, context_weight)
+    def counting(self, conn, rowids, *rest):
+        created, out = original(self, conn, rowids, *rest)
         scored[-1].append(len(rowids))
         if out:
             ties.append(sum(1 for s in out.values() if s == min(out.values())))
-        return out
+        return created, out
 
-    textindex.Statistics.scores = counting
+    textindex.Statistics.visible_scores = counting
     scored.append([])
     tools.search_memory(svc, principal, SearchInput(query=queries[0]))
     settle()

@@ -1,6 +1,6 @@
 """FTS5's `bm25()` as a formula, the one definition both stores rank the lexical leg by.
 
-The SQLite store's FTS5 table ranks with it natively; its tantivy path (`textindex.bm25`)
+The SQLite store's FTS5 table ranks with it natively; its tantivy path (`textindex.Statistics`)
 re-scores the candidates tantivy found with it, so a memory gets the same score, to the
 last bit, whichever embedded engine chose it. The OpenSearch store does not: FTS5's IDF
 and mean length are index-wide statistics, and reading them on every query would cost the

@@ -690,7 +690,7 @@ class SQLiteStore:
     ) -> list[Hit] | None:
         """The lexical leg of a large store, tolerant or `strict`: candidates from the
         derived index (and the rows changed since its last commit), those the caller may
-        see scored exactly as FTS5's bm25 (`textindex.bm25`), the k best, equal scores
+        see scored exactly as FTS5's bm25 (`textindex.Statistics`), the k best, equal scores
         newest first. None when FTS5 must answer: a small store, no usable index, or a
         filter so narrow that `LEXICAL_WIDEST` candidates hold fewer than k visible
         matches. The first round is sized by the caller's `share` of the rows

@@ -6,7 +6,7 @@ costs as much as its commonest term's posting list. tantivy keeps block maxima o
 posting lists and skips the blocks that cannot reach the current top k (block-max WAND),
 so it finds candidates in about a millisecond at 100k memories (`xmemo bench latency`).
 Its BM25 is not FTS5's (another IDF, one field), so its order only chooses candidates:
-`bm25` then scores them exactly as FTS5's `bm25()` would, from the rows in SQLite. The
+`Statistics` then scores them exactly as FTS5's `bm25()` would, from the rows in SQLite. The
 strict leg (`search_memory`: every term, in the `words` column) asks it too: FTS5 scores
 every row that holds all the terms, which at 1M memories made `search_memory` slower than
 `recall`.
@@ -470,26 +470,13 @@ def _length(docsize: bytes) -> int:
     return sum(docsize) if max(docsize, default=0) < 0x80 else sum(_varints(docsize))
 
 
-def bm25(
-    conn: sqlite3.Connection, index: TextIndex, terms: list[str], rowids: list[int], context_weight: float, lag: list[int],
-    strict: bool = False,
-) -> dict[int, float]:
-    """The score FTS5's `bm25(memories_fts, 1, 1, context_weight)` gives each row for an
-    any-term query on `stems` and `context` (`strict`: an every-term query on `words`),
-    negated (higher is better), for the rows that match. Row counts and lengths are
-    FTS5's own (its averages record and docsize table; a row's length counts every
-    column, as FTS5's does); document frequencies are the index's, corrected for the
-    `lag` rows."""
-    if not rowids or not terms:
-        return {}
-    stats = Statistics.read(conn, index, terms, lag, strict)
-    return stats.scores(conn, rowids, context_weight) if stats is not None else {}
-
-
 class Statistics:
-    """What `bm25` scores rows with for one query: FTS5's row count and mean length, and
-    each term's IDF. Read once per query, so a search that widens scores each new round's
-    rows without reading them again."""
+    """How FTS5's `bm25(memories_fts, 1, 1, context_weight)` scores rows for one query (an
+    any-term query on `stems` and `context`; `strict`: every term, on `words`), negated so
+    higher is better: FTS5's row count and mean length (its averages record; a row's length
+    counts every column, as FTS5's does) and each term's IDF (the index's document
+    frequencies, corrected for the rows it lags behind). Read once per query, so a search
+    that widens scores each new round's rows without reading them again."""
 
     def __init__(self, terms: list[str], idf: dict[str, float], avgdl: float, strict: bool):
         self.terms, self.idf, self.avgdl, self.strict = terms, idf, avgdl, strict
@@ -512,22 +499,13 @@ class Statistics:
         """The full-text columns this query scores."""
         return ("words",) if self.strict else ("stems", "context")
 
-    def scores(self, conn: sqlite3.Connection, rowids: list[int], context_weight: float) -> dict[int, float]:
-        """`bm25`'s scores of `rowids` (those that match)."""
-        if not rowids:
-            return {}
-        marks = ",".join("?" * len(rowids))
-        sizes = dict(conn.execute(f"SELECT id, sz FROM memories_fts_docsize WHERE id IN ({marks})", rowids))
-        texts = _texts(conn, rowids, self.columns)
-        return self._scored(((r, t, _length(sizes.get(r, b""))) for r, t in texts.items()), context_weight)
-
     def visible_scores(
         self, conn: sqlite3.Connection, rowids: list[int], where: str, params: list, context_weight: float
     ) -> tuple[dict[int, Any], dict[int, float]]:
         """Of `rowids`, those `where` (a filter on `memories m`) lets the caller see, with their
         creation times, and the scores of those that match: the rows, their lengths and their
-        texts in one statement (a tied strict search reads 640 rows; three statements
-        were a fifth more)."""
+        texts read in one statement, not three (a tied strict search at 1M reads 640 rows:
+        bench-out/latency/strict-join/)."""
         if not rowids:
             return {}, {}
         wanted = ", ".join(f"t.{_COLUMNS[c]}" for c in self.columns)
