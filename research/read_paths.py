@@ -116,11 +116,14 @@ def compare(args: argparse.Namespace) -> int:
 
 
 def _wall(runs: list[dict], name: str) -> str:
-    """Wall ms, mean / p95 over every call of `runs` ("-" for dumps made before it was kept)."""
-    calls = sorted(x for d in runs for x in d["tools"][name].get("wall_ms", []))
+    """Wall ms, mean / p95 (the benchmarks' percentile) over every call of `runs` ("-" for
+    dumps made before it was kept)."""
+    from xmemo.bench._report import percentile
+
+    calls = [x for d in runs for x in d["tools"][name].get("wall_ms", [])]
     if not calls:
         return "-"
-    return f"{statistics.fmean(calls):.2f} / {calls[min(len(calls) - 1, int(len(calls) * 0.95))]:.2f}"
+    return f"{statistics.fmean(calls):.2f} / {percentile(calls, 95):.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -136,10 +136,10 @@ def test_the_model_with_states_outputs_is_valid_onnx_and_pools_alike():
 
 
 def test_pool_threads_spin_within_a_run_and_stop_when_it_ends():
-    """Between the ~180 parallel sections of one run the pool threads spin (waking a
-    sleeping thread each time cost more than a millisecond of a long query); once the run ends they
-    stop spinning, so between requests they take no core that other work needs. Neither
-    changes a bit of the vectors (the same arithmetic, differently scheduled)."""
+    """Between the parallel sections of one run the pool threads spin (waking a sleeping
+    thread each time cost a long query more than a millisecond); once the run ends they stop
+    spinning, so between requests they take no core that other work needs. The vectors do
+    not depend on the threads (the same arithmetic, differently scheduled)."""
     two = E5Engine(threads=2)
     options = two._session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "1"

@@ -166,6 +166,9 @@ def test_visibility_is_exact(path):
         got = indexed.search("kettle zeppelin marmot", None, _rf(owner), lexical_k=60, semantic_k=0, strict=False).lexical
         assert got and {h.memory.owner for h in got} == {owner}
         _same([(h.memory.reference, h.score) for h in got], _hits(_fts5(path), "kettle zeppelin marmot", k=60, owner=owner))
+        strict = _strict(indexed, "kettle zeppelin", k=60, owner=owner)  # the strict leg reads rows through the same filter
+        assert {indexed.get(r, _rf(owner)).owner for r, _ in strict} == ({owner} if owner != "carol" else set())
+        _same(strict, _strict(_fts5(path), "kettle zeppelin", k=60, owner=owner))
     indexed.close()
 
 

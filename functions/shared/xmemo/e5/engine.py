@@ -41,10 +41,10 @@ class E5Engine:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        # The pool threads spin between the parallel sections of one run (a run has about
-        # 180, and waking a sleeping thread for each cost more than a millisecond of a long
-        # query) and stop spinning when the run ends, so between runs they take no core
-        # that other requests (or worker processes) need (bench-out/latency/spinning/).
+        # The pool threads spin between the parallel sections of one run (a dozen or more
+        # operators a layer, twelve layers; waking a sleeping thread each time cost a long
+        # query more than a millisecond: bench-out/latency/spinning/) and stop spinning when
+        # the run ends, so between runs they take no core other requests (or workers) need.
         options.add_session_config_entry("session.intra_op.allow_spinning", "1")
         options.add_session_config_entry("session.force_spinning_stop", "1")
         self._states = tuple(sorted(states_after))
