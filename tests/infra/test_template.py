@@ -309,3 +309,17 @@ def test_every_variant_translates_and_keeps_the_rules(source, parameters):
     cfn = rules.translate(source, parameters)
     assert rules.translated_route_violations(cfn) == []
     assert rules.iam_violations(cfn) == []
+
+
+def test_the_embedder_uses_no_more_threads_than_the_cpu_its_memory_buys(cfn):
+    """Lambda grants one vCPU of CPU time per 1,769 MB but shows two vCPUs up to 3,008 MB, so
+    the embedder's default (one thread per CPU it sees) would run two threads on a third of
+    a core at 512 MB, its pool thread spinning within each run (`e5.engine`). Every function
+    that may embed names a thread count its memory pays for."""
+    functions = {n: r["Properties"] for n, r in cfn["Resources"].items() if r["Type"] == "AWS::Lambda::Function"}
+    embedding = {n: p for n, p in functions.items() if "XMEMO_EMBEDDER" in p.get("Environment", {}).get("Variables", {})}
+    assert embedding
+    for name, props in embedding.items():
+        threads = props["Environment"]["Variables"].get("XMEMO_EMBEDDER_THREADS")
+        assert threads is not None, name
+        assert 1 <= int(threads) <= max(1, int(props.get("MemorySize", 128)) // 1769), name
