@@ -358,6 +358,31 @@ def test_strict_search_keeps_fts5s_newest_first_among_equal_scores(path, monkeyp
     indexed.close(), fts5.close()
 
 
+def test_a_tied_strict_search_reads_no_more_rows_than_the_tie_needs(path, monkeypatch):
+    """Tantivy lists eight times the first round at once (a conjunction costs it the same
+    whatever the limit), but each row read and scored costs: when the first round ties
+    whole, the leg widens twofold within that list and stops at the first round that no
+    longer ties, with FTS5's list (the newest of the tie first)."""
+    indexed, fts5 = _indexed(path), _fts5(path)
+    def copy(i: int) -> Memory:  # one text in 60 buckets (a bucket keeps one copy of a note); notes have no context
+        return _memory(3000 + i, "zeppelin ledger", location="desk").model_copy(update={"bucket": f"b{i}"})
+
+    indexed.insert_many([copy(i) for i in range(60)])
+    indexed.insert_many([_memory(3200 + i, f"zeppelin ledger with a much longer line of words {i}", location="desk") for i in range(300)])
+    read: list[int] = []
+    original = textindex.Statistics.visible_scores
+    monkeypatch.setattr(textindex.Statistics, "visible_scores", lambda self, conn, rowids, *a: read.append(len(rowids)) or original(self, conn, rowids, *a))
+    scored: list[str] = []
+    score = textindex.Statistics._strict_score
+    monkeypatch.setattr(textindex.Statistics, "_strict_score", lambda self, texts, *a: scored.append(texts[0]) or score(self, texts, *a))
+    want = _strict(fts5, "zeppelin ledger", k=5)
+    assert len({s for _, s in want}) == 1
+    _same(_strict(indexed, "zeppelin ledger", k=5), want)
+    assert read == [40, 40]  # 8 × k tied whole; 80 do not (the 60 copies, then longer lines), not the 320 listed
+    assert scored.count("desk zeppelin ledger") == 1  # the copies' text once, in the first round, not again in the second
+    indexed.close(), fts5.close()
+
+
 def test_rows_alike_in_text_and_length_are_scored_once(path, monkeypatch):
     """A widening strict search reads hundreds of tied rows, mostly copies of one text:
     each distinct (text, length) is scored once, and every copy still gets FTS5's score."""

@@ -735,7 +735,9 @@ class SQLiteStore:
                 if not (strict and len(found) == want and len(best) == k and min(score.values()) >= score[best[-1]]):
                     return self._hits(conn, best, score)
                 # every candidate scores as the k-th: rows tied with it (the newest first) may lie past them
-            want *= 8
+            # within what tantivy already listed, widen twofold (reading and scoring a row costs,
+            # listing it did not: bench-out/latency/strict-steps/); past it, ask for eightfold
+            want = min(want * 2, asked) if strict and want < len(listed) else want * 8
         return None
 
     @staticmethod

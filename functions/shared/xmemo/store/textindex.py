@@ -480,6 +480,7 @@ class Statistics:
 
     def __init__(self, terms: list[str], idf: dict[str, float], avgdl: float, strict: bool):
         self.terms, self.idf, self.avgdl, self.strict = terms, idf, avgdl, strict
+        self._known: dict[tuple, float] = {}  # (texts, docsize) -> score, across a search's rounds
 
     @classmethod
     def read(cls, conn: sqlite3.Connection, index: TextIndex, terms: list[str], lag: list[int], strict: bool) -> "Statistics | None":
@@ -511,7 +512,9 @@ class Statistics:
         wanted = ", ".join(f"t.{_COLUMNS[c]}" for c in self.columns)
         created: dict[int, Any] = {}
         rows = []
-        for rowid, at, size, held, *texts in conn.execute(
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples, not the store's named rows: a tie reads hundreds
+        for rowid, at, size, held, *texts in cursor.execute(
             f"SELECT m.rowid, m.created_at, d.sz, t.id, {wanted} FROM memories m NOT INDEXED "
             f"LEFT JOIN memories_fts_docsize d ON d.id = m.rowid LEFT JOIN memories_fts_content t ON t.id = m.rowid "
             f"WHERE {where} AND m.rowid IN ({','.join('?' * len(rowids))})",
@@ -519,22 +522,23 @@ class Statistics:
         ):
             created[rowid] = at
             if held is not None:  # a row FTS5 holds (as `_texts` reads them)
-                rows.append((rowid, tuple(t or "" for t in texts), _length(size or b"")))
+                rows.append((rowid, tuple(texts), size))
         return created, self._scored(rows, context_weight)
 
-    def _scored(self, rows: Iterable[tuple[int, tuple[str, ...], int]], context_weight: float) -> dict[int, float]:
-        """The scores of `rows` (rowid, texts, length) that match. A row's score is a function
-        of its texts and length alone, so rows alike in both are scored once: the rows that
-        widen a strict search are ties, and ties are mostly copies of one text (a note many
-        holders keep, an agent writing the same line again)."""
+    def _scored(self, rows: Iterable[tuple[int, tuple[str | None, ...], bytes | None]], context_weight: float) -> dict[int, float]:
+        """The scores of `rows` (rowid, texts, FTS5 docsize record) that match. A row's score
+        is a function of its texts and length alone, so rows alike in both are scored once
+        (and their length decoded once), in every round of a search: the rows that widen a strict search are ties, and
+        ties are mostly copies of one text (a note many holders keep, an agent writing the
+        same line again)."""
         out: dict[int, float] = {}
-        known: dict[tuple, float] = {}  # (texts, length) -> score
+        known = self._known
         score_of = self._strict_score if self.strict else self._any_term_score
-        for rowid, texts, length in rows:
-            key = (texts, length)
+        for rowid, texts, size in rows:
+            key = (texts, size)
             score = known.get(key)
             if score is None:
-                score = known[key] = score_of(texts, length, context_weight)
+                score = known[key] = score_of(tuple(t or "" for t in texts), _length(size or b""), context_weight)
             if score > 0:
                 out[rowid] = score
         return out
