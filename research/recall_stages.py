@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         (SQLiteStore, "search", "store search, both legs"),
         (SQLiteStore, "_ranked_by_index", "  lexical leg"),
         (textindex.TextIndex, "candidates", "    tantivy's candidates"),
-        (textindex.Statistics, "scores", "    FTS5's scores of them"),
+        (textindex.Statistics, "visible_scores", "    the visible ones read and scored as FTS5"),
         (SQLiteStore, "_hits", "    their rows read and built"),
         (SQLiteStore, "_nearest", "  semantic leg"),
         (VectorIndex, "nearest", "    vector index (Hamming, int8 rescoring)"),
