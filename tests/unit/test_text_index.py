@@ -364,6 +364,7 @@ def test_a_tied_strict_search_reads_no_more_rows_than_the_tie_needs(path, monkey
     whole, the leg widens twofold within that list and stops at the first round that no
     longer ties, with FTS5's list (the newest of the tie first)."""
     indexed, fts5 = _indexed(path), _fts5(path)
+
     def copy(i: int) -> Memory:  # one text in 60 buckets (a bucket keeps one copy of a note); notes have no context
         return _memory(3000 + i, "zeppelin ledger", location="desk").model_copy(update={"bucket": f"b{i}"})
 

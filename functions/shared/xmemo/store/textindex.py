@@ -505,7 +505,7 @@ class Statistics:
     ) -> tuple[dict[int, Any], dict[int, float]]:
         """Of `rowids`, those `where` (a filter on `memories m`) lets the caller see, with their
         creation times, and the scores of those that match: the rows, their lengths and their
-        texts read in one statement, not three (a tied strict search at 1M reads 640 rows:
+        texts read in one statement, not three (a tied strict search at 1M read up to 640 rows:
         bench-out/latency/strict-join/)."""
         if not rowids:
             return {}, {}
@@ -527,10 +527,10 @@ class Statistics:
 
     def _scored(self, rows: Iterable[tuple[int, tuple[str | None, ...], bytes | None]], context_weight: float) -> dict[int, float]:
         """The scores of `rows` (rowid, texts, FTS5 docsize record) that match. A row's score
-        is a function of its texts and length alone, so rows alike in both are scored once
-        (and their length decoded once), in every round of a search: the rows that widen a strict search are ties, and
-        ties are mostly copies of one text (a note many holders keep, an agent writing the
-        same line again)."""
+        is a function of its texts and length alone, so rows alike in both are scored (and
+        their length decoded) once in all of a search's rounds: the rows that widen a strict
+        search are ties, and ties are mostly copies of one text (a note many holders keep,
+        an agent writing the same line again)."""
         out: dict[int, float] = {}
         known = self._known
         score_of = self._strict_score if self.strict else self._any_term_score
@@ -545,7 +545,7 @@ class Statistics:
 
     def _strict_score(self, texts: tuple[str, ...], length: int, context_weight: float) -> float:
         """`row_score` without context, inlined (the same operations in the same order: the
-        same bits): a tie at 1M memories scores 640 rows, and the calls were a third of it.
+        same bits): a tie at 1M memories scored 640 rows, and the calls were a third of it.
         0 unless the words hold every term."""
         own = texts[0].split()
         counts = [own.count(t) for t in self.idf]
