@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from .. import render
+from .. import render, text
 from ..embedding import Embedder, QueryTokens, query_embedding
 from ..models import Memory
 from ..packing import Pack, pack
@@ -23,7 +23,7 @@ from .fusion import NearDuplicates, Plan, Ranked, add_late_leg, boost_groups, di
 if TYPE_CHECKING:
     from ..auth import ReadFilter
     from ..config import PackingSettings, RetrievalSettings
-    from ..store.base import MemoryStore
+    from ..store.base import Candidates, MemoryStore
 
 
 class Records:
@@ -103,40 +103,45 @@ def retrieve(
 
 
 def _tolerant(
-    store: MemoryStore, embedder: Embedder | None, s: RetrievalSettings, query: str, rf: ReadFilter, caller: str, wanted: int, head: int
+    store: MemoryStore, embedder: Embedder | None, s: RetrievalSettings, query: str, rf: ReadFilter, caller: str, wanted: int, head: int,
+    expand: bool = True,
 ) -> Retrieved:
     """Both legs, fused, and nothing when nothing is relevant enough (`relevance`). The
     semantic leg fetches `hub_pool` times its candidates and keeps the best once hubs are
-    discounted."""
+    discounted. A query with an initialism its hits spell ("PDB" of "Pod disruption
+    budgets", `_abbreviated`) is asked once more (`expand`) with those words beside it, so
+    every leg and the evidence cut see what the asker meant: the embedding model lifts
+    "PDB" little and no lexical leg finds it."""
     vector, tokens = query_embedding(embedder, query, caller) if embedder is not None else (None, None)
     semantic_k = max(s.semantic_candidates, wanted)
     pool = semantic_k * s.hub_pool if s.hub_weight > 0 else semantic_k
     cands = store.search(query, vector, rf, lexical_k=max(s.lexical_candidates, wanted), semantic_k=pool, strict=False)
     whole = Records(store, rf, cands.partial)
+    crowded = len(cands.semantic) >= s.semantic_candidates
+
+    def unknown(word: str) -> bool:  # no memory holds it (one strict lexical look)
+        return not store.search(word, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical
+
+    abbreviated, spelled, expansion = _abbreviated(query, cands, whole, crowded, unknown)
+    if expansion and expand:  # ask again with the words a typed initialism stands for here
+        got = _tolerant(store, embedder, s, f"{query} ({'; '.join(expansion)})", rf, caller, wanted, head, expand=False)
+        got.plan.lexical["initialisms"] = expansion
+        return got
     base = relevance.baseline(embedder, vector) if vector is not None else 0.0
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
     every_term = False
     if top_lift is not None and top_lift < s.relevance_floor:  # only weak queries pay for this look
         every_term = bool(store.search(query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
-    crowded = len(cands.semantic) >= s.semantic_candidates
     words_known, fetched = bool(cands.lexical), len(cands.semantic)
     floor = relevance.semantic_floor_for(words_known, top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    stranger = relevance.stranger(
-        top_lift, crowded, s.unknown_names_floor, lambda name: not store.search(name, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical, query
-    )
+    stranger = relevance.stranger(top_lift, crowded, s.unknown_names_floor, lambda name: text.fold(name) not in spelled and unknown(name), query)
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
     fetched_hits = list({h.reference: h for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
     lifts = {h.reference: h.score - base for h in cands.semantic}  # every fetched hit's, for the evidence cut
     floor = relevance.store_floor(floor, words_known, crowded, lifts.values(), s.store_cohort_margin, s.store_cohort_floor)
     cands.semantic, semantic_scores = discount_hubs(cands.semantic, semantic_k, s.hub_weight, s.hub_neighbours)
-    abbreviated = frozenset()
-    if not crowded:  # a small store: fewer than `semantic_candidates` memories, read whole
-        contents = {h.memory.reference: h.memory.content for h in cands.semantic}
-        if cands.partial and contents:
-            contents = {r: m.content for r, m in whole.fetch(list(contents)).items()}
-        abbreviated = frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c))
     weights = leg_weights((h.place for h in fetched_hits), s)
     fused = fuse(cands, s, base, lexical_trusted=trusted, floor=floor, semantic_scores=semantic_scores, abbreviated=abbreviated, semantic_weight=weights.semantic)
     ranked = boost_groups(fused, s.group_weight)
@@ -166,6 +171,33 @@ def _tolerant(
         cut=cut,
     )
     return Retrieved(ranked, plan, whole)
+
+
+def _abbreviated(
+    query: str, cands: Candidates, whole: Records, crowded: bool, unknown: Callable[[str], bool]
+) -> tuple[frozenset[str], frozenset[str], list[str]]:
+    """The semantic hits a query word abbreviates (`relevance.abbreviates`), by reference; the
+    query's initialisms they spell (names the store does hold, for `relevance.stranger`);
+    and the words those initialisms stand for there ("PDB": "pod disruption budgets"), at
+    most `initialism_expansions`, best hit first, for the read to be asked again with. In a
+    small store (fewer than `semantic_candidates` memories, read whole) any abbreviation
+    counts; in a crowded one only the query's `initialisms`, looked for only when the query
+    has one, so other reads fetch nothing for it: a prefix such as "auth" begins words of
+    many memories of a large store, a spelled initialism few. Only initialisms no memory
+    holds as a word (`unknown`) are spelled out."""
+    asked = [i for i in relevance.initialisms(query) if unknown(i)]
+    if crowded and not asked:
+        return frozenset(), frozenset(), []
+    contents = {h.memory.reference: h.memory.content for h in cands.semantic}
+    if cands.partial and contents:
+        fetched = whole.fetch(list(contents))
+        contents = {r: fetched[r].content for r in contents if r in fetched}
+    spellings = {r: [(i, w) for i in asked if (w := relevance.spelled(i, c))] for r, c in contents.items()}
+    spelled = frozenset(i for found in spellings.values() for i, _ in found)
+    expansion = list(dict.fromkeys(text.fold(w) for found in spellings.values() for _, w in found))[:INITIALISM_EXPANSIONS]
+    if crowded:
+        return frozenset(r for r, found in spellings.items() if found), spelled, expansion
+    return frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c)), spelled, expansion
 
 
 def _late_leg(
@@ -202,6 +234,7 @@ def _late_leg(
 
 
 PACK_CANDIDATES_PER_ITEM = PROFILE.constants.pack_candidates_per_item
+INITIALISM_EXPANSIONS = PROFILE.constants.initialism_expansions
 
 
 def context_candidates(max_items: int) -> int:

@@ -88,6 +88,8 @@ class RankingConstants:
     abbreviation_shortest: int  # a query word shorter than this abbreviates nothing (`relevance.abbreviates`)
     abbreviation_whole: int  # a query word this long counts when a memory holds it whole or compounded
     abbreviation_plural: int  # a query word longer than this and ending in s abbreviates without its s
+    initialism_longest: int  # a query word in capitals at most this long may be a memory's initials (`relevance.initialisms`)
+    initialism_expansions: int  # spellings of a query's initialisms the lexical leg also searches, at most (`pipeline._abbreviated`)
     tie_digits: int  # fused scores equal to this many decimals tie (newest first)
     strict_tie_digits: int  # the same for `search_memory`'s lexical scores
 
@@ -114,7 +116,7 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=5,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`); 5: the small store's own lifts as the semantic floor's cohort (`store_cohort_*`)
+    version=6,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`); 5: the small store's own lifts as the semantic floor's cohort (`store_cohort_*`); 6: initialisms ("PDB" of "Pod disruption budgets") spelled out at any size (`pipeline._abbreviated`)
     fitted_on="LoCoMo dev split (conversations); the evidence cut and the notes' leg weights on the dev half of `xmemo bench notes`; the small-store gates and cohort floor on `xmemo bench smallstores` (seed 40)",
     metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes); first relevant (notes' leg weights); off-topic questions answered and answers lost (small stores)",
     settings=RankingSettings(
@@ -161,6 +163,8 @@ PROFILE = RankingProfile(
         abbreviation_shortest=3,
         abbreviation_whole=5,
         abbreviation_plural=3,
+        initialism_longest=6,
+        initialism_expansions=3,
         tie_digits=12,
         strict_tie_digits=9,
     ),

@@ -163,17 +163,20 @@ def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, 
 
 
 def abbreviates(query: str, content: str, shortest: int = PROFILE.constants.abbreviation_shortest) -> bool:
-    """Whether a word of `query` (at least `shortest` letters, not a stop word) is the
-    start of a longer word of `content` ("auth" of "authentication", "docs" of
-    "documentation": a plural abbreviation counts without its s), or a word of at least
-    `WHOLE` letters that `content` holds, whole or in a compound ("search", "Suche" of
-    "Volltextsuche"). People type abbreviations and single words where a memory says
-    more, and the embedding model alone lifts such questions little (about as much as
-    chance in a small store), so a hit sharing such a word carries evidence of its own.
+    """Whether `content` spells one of the query's `initialisms`, or a word of `query` (at
+    least `shortest` letters, not a stop word) is the start of a longer word of `content`
+    ("auth" of "authentication", "docs" of "documentation": a plural abbreviation counts
+    without its s), or a word of at least `WHOLE` letters that `content` holds, whole or in
+    a compound ("search", "Suche" of "Volltextsuche"). People type abbreviations and single
+    words where a memory says more, and the embedding model alone lifts such questions
+    little (about as much as chance in a small store), so a hit sharing such a word carries
+    evidence of its own.
     Shorter whole words are left out: in a language without a stop list here they are
     mostly function words ("avec", "von")."""
     from .. import text
 
+    if any(spelled(i, content) for i in initialisms(query)):
+        return True
     asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
     if not asked:
         return False
@@ -187,3 +190,54 @@ WHOLE = PROFILE.constants.abbreviation_whole
 def _starts_or_holds(word: str, held: str) -> bool:
     start = word[:-1] if len(word) > PROFILE.constants.abbreviation_plural and word.endswith("s") else word
     return (held.startswith(start) and len(held) > len(start)) or (len(word) >= WHOLE and word in held)
+
+
+_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
+_PHRASE_BREAK = re.compile(r"[^\w\s-]+|_+", re.UNICODE)  # punctuation and symbols end a phrase
+_WORD = re.compile(r"[^\W\d_]{2,}(?:-[^\W\d_]{2,})*", re.UNICODE)  # letters only; a hyphenated word is one
+INITIALISM_SHORTEST = PROFILE.constants.abbreviation_shortest
+INITIALISM_LONGEST = PROFILE.constants.initialism_longest
+
+
+def initialisms(query: str) -> list[str]:
+    """The query's words written in capitals throughout ("PDB", "BDD"; a plural's s aside,
+    "SLOs"), folded, of `abbreviation_shortest` to `initialism_longest` letters and not stop
+    words: what people type for a memory's words ("pod disruption budgets", "base de
+    données"), which no lexical leg finds and the embedding model barely lifts. None when
+    the query has no lower-case letter and more than one word in capitals (a query typed
+    in capitals is not a list of initialisms); random letter strings come lower-case and
+    so are never taken for one."""
+    from .. import text
+
+    words = _LETTERS.findall(query)
+    if not any(c.islower() for c in query) and sum(w.isupper() for w in words) > 1:
+        return []
+    found: list[str] = []
+    for word in words:
+        bare = word[:-1] if word.endswith("s") and word[:-1].isupper() else word
+        folded = text.fold(bare)
+        if bare.isupper() and INITIALISM_SHORTEST <= len(bare) <= INITIALISM_LONGEST and not text.is_stop_word(folded) and folded not in found:
+            found.append(folded)
+    return found
+
+
+def spelled(initialism: str, content: str) -> str | None:
+    """The words of `content` whose first letters spell `initialism` (folded, as `initialisms`
+    gives it), in order ("Pod disruption budgets" for "pdb"), or None. The words must form
+    one phrase: whole words of two letters or more (a hyphenated word is one), apart only
+    by spaces (no punctuation, digits or symbols between or in them), its first and last
+    not stop words ("base de données" for "bdd"). Otherwise three-letter initialisms turn
+    up by chance in ordinary prose ("post it in", "over 50k rows", "click rate; marketing";
+    `python -m research.initialisms` counts them)."""
+    from .. import text
+
+    for phrase in _PHRASE_BREAK.split(content):
+        words = phrase.split()
+        heads = "".join(text.fold(w)[0] if _WORD.fullmatch(w) else "\0" for w in words)
+        at = heads.find(initialism)
+        while at >= 0:
+            chosen = words[at : at + len(initialism)]
+            if not text.is_stop_word(text.fold(chosen[0])) and not text.is_stop_word(text.fold(chosen[-1])):
+                return " ".join(chosen)
+            at = heads.find(initialism, at + 1)
+    return None
