@@ -1,7 +1,8 @@
-"""Which words of a query name someone or something (`relevance.names`), and when a name
-the store does not hold answers the query with nothing (`relevance.stranger`)."""
+"""Which words of a query name someone or something (`relevance.names`), when a name the
+store does not hold answers the query with nothing (`relevance.stranger`), and when a
+memory holds every word a query asks (`relevance.holds_every_term`)."""
 
-from xmemo.retrieval.relevance import MAX_NAMES, names, stranger
+from xmemo.retrieval.relevance import MAX_NAMES, holds_every_term, names, stranger
 
 
 def test_capitalised_words_past_the_first_are_names():
@@ -38,3 +39,10 @@ def test_a_stranger_needs_a_crowded_store_a_weak_hit_and_an_unknown_name():
     asked.clear()
     stranger(0.2, True, 0.11, unknown, q)
     assert asked == []  # a strong hit pays for no look
+
+
+def test_every_tolerant_term_held_in_any_inflection():
+    assert holds_every_term("what are we sunsetting", "The desktop app will be sunset in March.")
+    assert holds_every_term("who is Lucia", "Lucia Moreno leads procurement.")  # stop words aside
+    assert not holds_every_term("sunsetting the kayak fleet", "The desktop app will be sunset in March.")
+    assert not holds_every_term("", "anything")

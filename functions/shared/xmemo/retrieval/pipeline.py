@@ -131,7 +131,7 @@ def _tolerant(
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
     every_term = False
     if top_lift is not None and top_lift < s.relevance_floor:  # only weak queries pay for this look
-        every_term = bool(store.search(query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
+        every_term = bool(store.search(query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical) or _best_holds_every_term(query, cands, whole)
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     words_known, fetched = bool(cands.lexical), len(cands.semantic)
     floor = relevance.semantic_floor_for(words_known, top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
@@ -198,6 +198,18 @@ def _abbreviated(
     if crowded:
         return frozenset(r for r, found in spellings.items() if found), spelled, expansion
     return frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c)), spelled, expansion
+
+
+def _best_holds_every_term(query: str, cands: Candidates, whole: Records) -> bool:
+    """Whether the lexical leg's best hit holds every tolerant term of the query (stems, stop
+    words aside: `relevance.holds_every_term`), "sunsetting" of "will be sunset", which the
+    strict look (surface words, stop words too) does not find."""
+    if not cands.lexical:
+        return False
+    best = cands.lexical[0].memory
+    if cands.partial:
+        best = whole.fetch([best.reference]).get(best.reference)
+    return best is not None and relevance.holds_every_term(query, best.content)
 
 
 def _late_leg(

@@ -85,6 +85,15 @@ def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: flo
     return top_lift is None or top_lift >= floor or every_term_matched
 
 
+def holds_every_term(query: str, content: str) -> bool:
+    """Whether `content` holds every tolerant term of `query` (English stems, stop words
+    aside), so an inflected word ("sunsetting", "deployments") counts as held."""
+    from .. import text
+
+    terms = set(text.query_terms(query, strict=False))
+    return bool(terms) and terms <= set(text.stems(content))
+
+
 def semantic_floor_for(
     words_known: bool, top_lift: float | None, crowded: bool, semantic_floor: float, unknown_words_floor: float
 ) -> float:
