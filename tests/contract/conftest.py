@@ -88,3 +88,22 @@ def person():
         return principal_from_claims(claims)
 
     return make
+
+
+@pytest.fixture
+def alices_notes(semantic_svc, person):
+    """`alices_notes(contents, location, crowded=False)`: alice remembers each of `contents`
+    as a fact in `location`, with the local embedder; returns (services, alice, references).
+    `crowded`: the caller counts as seeing at least `semantic_candidates` memories (the
+    setting lowered to the store's size), as an agent's store soon does."""
+    from xmemo import tools
+    from xmemo.models import RememberInput
+
+    def make(contents, location: str, crowded: bool = False):
+        alice = person("alice")
+        refs = [tools.remember(semantic_svc, alice, RememberInput(content=c, location=location, type="fact")).memory.reference for c in contents]
+        if crowded:
+            semantic_svc.retrieval = semantic_svc.retrieval.model_copy(update={"semantic_candidates": len(contents)})
+        return semantic_svc, alice, refs
+
+    return make

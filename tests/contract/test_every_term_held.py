@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from xmemo import tools
-from xmemo.models import ContextInput, RecallInput, RememberInput
+from xmemo.models import ContextInput, RecallInput
 
 PLACE = "meetings/product-weekly"
 NOTES = [
@@ -22,11 +22,8 @@ NOTES = [
 
 
 @pytest.fixture
-def notes(semantic_svc, person):
-    alice = person("alice")
-    refs = [tools.remember(semantic_svc, alice, RememberInput(content=c, location=PLACE, type="fact")).memory.reference for c in NOTES]
-    semantic_svc.retrieval = semantic_svc.retrieval.model_copy(update={"semantic_candidates": len(NOTES)})  # crowded
-    return semantic_svc, alice, refs
+def notes(alices_notes):
+    return alices_notes(NOTES, PLACE, crowded=True)
 
 
 @pytest.mark.knn

@@ -35,10 +35,8 @@ ASKED = [
 
 
 @pytest.fixture
-def notes(semantic_svc, person):
-    alice = person("alice")
-    refs = [tools.remember(semantic_svc, alice, RememberInput(content=c, location=PLACE, type="fact")).memory.reference for c in NOTES]
-    return semantic_svc, alice, refs
+def notes(alices_notes):
+    return alices_notes(NOTES, PLACE)
 
 
 @pytest.mark.knn
