@@ -66,6 +66,19 @@ def test_openapi_cli_and_gateway_serve_the_same_document(security_gateway):
     schemathesis.openapi.from_dict(served)  # a document schemathesis accepts
 
 
+def test_a_reference_past_its_bound_is_out_of_bounds_and_documented(security_gateway):
+    """The path parameter declares the reference's maxLength; one longer is `422
+    out_of_bounds` on GET and DELETE alike, and the document says so (schemathesis found a
+    DELETE answering an undocumented 422)."""
+    doc = httpx.get(f"{security_gateway.url}/openapi.json", timeout=30).json()
+    h = {"Authorization": f"Bearer {security_gateway.token('long', 'memory:read', 'memory:write')}"}
+    url = f"{security_gateway.url}/v1/memories/{'m' * 65}"
+    for method in ("get", "delete"):
+        r = httpx.request(method.upper(), url, headers=h, timeout=30)
+        assert r.status_code == 422 and r.json()["error"]["code"] == "out_of_bounds", (method, r.text)
+        assert "422" in doc["paths"]["/v1/memories/{reference}"][method]["responses"], method
+
+
 def test_schemathesis_against_the_gateway(security_gateway):
     """≥ 1,000 generated requests over HTTP, positive and negative, with a read+write token."""
     doc = httpx.get(f"{security_gateway.url}/openapi.json", timeout=30).json()

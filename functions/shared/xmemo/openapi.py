@@ -68,8 +68,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/v1/search"): Operation("search_memory", "search_memory", SearchInput, "body", SearchResult),
     ("POST", "/v1/context"): Operation("recall_context", "recall_context", ContextInput, "body", ContextResult),
     ("GET", "/v1/memories"): Operation("list_memories", "list_memories", ListInput, "query", ListResult),
-    ("GET", "/v1/memories/{reference}"): Operation("get_memory", "get_memory", GetInput, "path", MemoryResult, errors=(400, 401, 403, 404, 503)),
-    ("DELETE", "/v1/memories/{reference}"): Operation("forget_reference", "forget", GetInput, "path", ForgetResult, errors=(400, 401, 403, 404, 503)),
+    # 422: a reference longer than its bound (the path parameter's maxLength) is out_of_bounds, as any bound is
+    ("GET", "/v1/memories/{reference}"): Operation("get_memory", "get_memory", GetInput, "path", MemoryResult, errors=(400, 401, 403, 404, 422, 503)),
+    ("DELETE", "/v1/memories/{reference}"): Operation("forget_reference", "forget", GetInput, "path", ForgetResult, errors=(400, 401, 403, 404, 422, 503)),
     ("POST", "/v1/forget"): Operation("forget_by_filter", "forget", ForgetInput, "body", ForgetResult, exclude=("reference",)),
 }
 
