@@ -89,7 +89,7 @@ class RankingConstants:
     abbreviation_whole: int  # a query word this long counts when a memory holds it whole or compounded
     abbreviation_plural: int  # a query word longer than this and ending in s abbreviates without its s
     initialism_longest: int  # a query word in capitals at most this long may be a memory's initials (`relevance.initialisms`)
-    initialism_expansions: int  # spellings of a query's initialisms the lexical leg also searches, at most (`pipeline._abbreviated`)
+    initialism_expansions: int  # spellings of a query's initialisms the read is asked again with, at most (`pipeline._abbreviated`)
     tie_digits: int  # fused scores equal to this many decimals tie (newest first)
     strict_tie_digits: int  # the same for `search_memory`'s lexical scores
 
