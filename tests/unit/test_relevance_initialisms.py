@@ -1,6 +1,6 @@
 """Which query words are initialisms (`relevance.initialisms`), which words of a memory spell
-one out (`relevance.spelled`), and that a spelled initialism is abbreviation evidence
-(`relevance.abbreviates`)."""
+one out (`relevance.spelled`), and that prefix abbreviations (`relevance.abbreviates`) are
+another matter."""
 
 from xmemo.retrieval.relevance import abbreviates, initialisms, spelled
 
@@ -36,6 +36,7 @@ def test_chance_spellings_in_ordinary_prose_do_not():
     assert spelled("crm", "click rate metrics") == "click rate metrics"
 
 
-def test_a_spelled_initialism_is_abbreviation_evidence():
-    assert abbreviates("when do I need a PDB", "Pod disruption budgets are required.")
-    assert not abbreviates("when do i need a pdb", "Pod disruption budgets are required.")  # not written as one
+def test_an_initialism_is_not_a_prefix_abbreviation():
+    """`abbreviates` is for prefixes and whole words; initialisms are `spelled`, apart."""
+    assert not abbreviates("when do I need a PDB", "Pod disruption budgets are required.")
+    assert abbreviates("k8s PDB docs", "See the documentation.")  # "docs" of "documentation"

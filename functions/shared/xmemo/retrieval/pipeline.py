@@ -104,14 +104,15 @@ def retrieve(
 
 def _tolerant(
     store: MemoryStore, embedder: Embedder | None, s: RetrievalSettings, query: str, rf: ReadFilter, caller: str, wanted: int, head: int,
-    expand: bool = True,
+    spelled_out: tuple[frozenset[str], frozenset[str]] | None = None,
 ) -> Retrieved:
     """Both legs, fused, and nothing when nothing is relevant enough (`relevance`). The
     semantic leg fetches `hub_pool` times its candidates and keeps the best once hubs are
     discounted. A query with an initialism its hits spell ("PDB" of "Pod disruption
-    budgets", `_abbreviated`) is asked once more (`expand`) with those words beside it, so
-    every leg and the evidence cut see what the asker meant: the embedding model lifts
-    "PDB" little and no lexical leg finds it."""
+    budgets", `_abbreviated`) is asked once more with those words beside it, so every leg
+    and the evidence cut see what the asker meant: the embedding model lifts "PDB" little
+    and no lexical leg finds it. That second read gets the first one's abbreviated hits and
+    spelled initialisms (`spelled_out`) rather than looking for them again."""
     vector, tokens = query_embedding(embedder, query, caller) if embedder is not None else (None, None)
     semantic_k = max(s.semantic_candidates, wanted)
     pool = semantic_k * s.hub_pool if s.hub_weight > 0 else semantic_k
@@ -119,23 +120,26 @@ def _tolerant(
     whole = Records(store, rf, cands.partial)
     crowded = len(cands.semantic) >= s.semantic_candidates
 
-    def unknown(word: str) -> bool:  # no memory holds it (one strict lexical look)
-        return not store.search(word, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical
+    def held(words: str) -> bool:  # one memory holds every one of them (one strict lexical look)
+        return bool(store.search(words, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical)
 
-    abbreviated, spelled, expansion = _abbreviated(query, cands, whole, crowded, unknown)
-    if expansion and expand:  # ask again with the words a typed initialism stands for here
-        got = _tolerant(store, embedder, s, f"{query} ({'; '.join(expansion)})", rf, caller, wanted, head, expand=False)
-        got.plan.lexical["initialisms"] = expansion
-        return got
+    if spelled_out is None:
+        abbreviated, spelled, expansion = _abbreviated(query, cands, whole, crowded, held)
+        if expansion:  # ask again with the words a typed initialism stands for here
+            got = _tolerant(store, embedder, s, f"{query} ({'; '.join(expansion)})", rf, caller, wanted, head, (abbreviated, spelled))
+            got.plan.lexical["initialisms"] = expansion
+            return got
+    else:
+        abbreviated, spelled = spelled_out
     base = relevance.baseline(embedder, vector) if vector is not None else 0.0
     top_lift = max(h.score for h in cands.semantic) - base if cands.semantic else None
     every_term = False
     if top_lift is not None and top_lift < s.relevance_floor:  # only weak queries pay for this look
-        every_term = bool(store.search(query, None, rf, lexical_k=1, semantic_k=0, strict=True).lexical) or _best_holds_every_term(query, cands, whole)
+        every_term = held(query) or _best_holds_every_term(query, cands, whole)
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     words_known, fetched = bool(cands.lexical), len(cands.semantic)
     floor = relevance.semantic_floor_for(words_known, top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    stranger = relevance.stranger(top_lift, crowded, s.unknown_names_floor, lambda name: text.fold(name) not in spelled and unknown(name), query)
+    stranger = relevance.stranger(top_lift, crowded, s.unknown_names_floor, lambda name: text.fold(name) not in spelled and not held(name), query)
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
     fetched_hits = list({h.reference: h for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer
@@ -174,7 +178,7 @@ def _tolerant(
 
 
 def _abbreviated(
-    query: str, cands: Candidates, whole: Records, crowded: bool, unknown: Callable[[str], bool]
+    query: str, cands: Candidates, whole: Records, crowded: bool, held: Callable[[str], bool]
 ) -> tuple[frozenset[str], frozenset[str], list[str]]:
     """The semantic hits a query word abbreviates (`relevance.abbreviates`), by reference; the
     query's initialisms they spell (names the store does hold, for `relevance.stranger`);
@@ -184,8 +188,8 @@ def _abbreviated(
     counts; in a crowded one only the query's `initialisms`, looked for only when the query
     has one, so other reads fetch nothing for it: a prefix such as "auth" begins words of
     many memories of a large store, a spelled initialism few. Only initialisms no memory
-    holds as a word (`unknown`) are spelled out."""
-    asked = [i for i in relevance.initialisms(query) if unknown(i)]
+    holds as a word (not `held`) are spelled out."""
+    asked = [i for i in relevance.initialisms(query) if not held(i)]
     if crowded and not asked:
         return frozenset(), frozenset(), []
     contents = {h.memory.reference: h.memory.content for h in cands.semantic}
@@ -195,9 +199,8 @@ def _abbreviated(
     spellings = {r: [(i, w) for i in asked if (w := relevance.spelled(i, c))] for r, c in contents.items()}
     spelled = frozenset(i for found in spellings.values() for i, _ in found)
     expansion = list(dict.fromkeys(text.fold(w) for found in spellings.values() for _, w in found))[:INITIALISM_EXPANSIONS]
-    if crowded:
-        return frozenset(r for r, found in spellings.items() if found), spelled, expansion
-    return frozenset(r for r, c in contents.items() if relevance.abbreviates(query, c)), spelled, expansion
+    small = not crowded
+    return frozenset(r for r, c in contents.items() if spellings[r] or (small and relevance.abbreviates(query, c))), spelled, expansion
 
 
 def _best_holds_every_term(query: str, cands: Candidates, whole: Records) -> bool:

@@ -172,20 +172,18 @@ def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, 
 
 
 def abbreviates(query: str, content: str, shortest: int = PROFILE.constants.abbreviation_shortest) -> bool:
-    """Whether `content` spells one of the query's `initialisms`, or a word of `query` (at
-    least `shortest` letters, not a stop word) is the start of a longer word of `content`
-    ("auth" of "authentication", "docs" of "documentation": a plural abbreviation counts
-    without its s), or a word of at least `WHOLE` letters that `content` holds, whole or in
-    a compound ("search", "Suche" of "Volltextsuche"). People type abbreviations and single
-    words where a memory says more, and the embedding model alone lifts such questions
-    little (about as much as chance in a small store), so a hit sharing such a word carries
-    evidence of its own.
+    """Whether a word of `query` (at least `shortest` letters, not a stop word) is the
+    start of a longer word of `content` ("auth" of "authentication", "docs" of
+    "documentation": a plural abbreviation counts without its s), or a word of at least
+    `WHOLE` letters that `content` holds, whole or in a compound ("search", "Suche" of
+    "Volltextsuche"). People type abbreviations and single words where a memory says
+    more, and the embedding model alone lifts such questions little (about as much as
+    chance in a small store), so a hit sharing such a word carries evidence of its own.
+    Initialisms ("PDB") are `spelled`, apart.
     Shorter whole words are left out: in a language without a stop list here they are
     mostly function words ("avec", "von")."""
     from .. import text
 
-    if any(spelled(i, content) for i in initialisms(query)):
-        return True
     asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
     if not asked:
         return False
