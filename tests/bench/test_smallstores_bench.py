@@ -23,3 +23,15 @@ def test_smallstores_reports_found_and_empty_shares(tmp_path: Path, capsys):
     assert default["empty"]["random_letters"] == {"queries": 6, "share": 1.0}
     assert off["empty"]["random_letters"]["share"] == 0.0  # with the floors off, something always comes back
     assert "answered with nothing" in (out / "report.md").read_text() and "found@3" in capsys.readouterr().out
+
+
+def test_smallstores_measures_languages_it_was_not_fitted_on_one_language_per_store(tmp_path: Path):
+    out = tmp_path / "out"
+    args = ["bench", "smallstores", "--languages", "ja", "zh", "--monolingual", "--sizes", "5", "--stores", "1", "--unanswerable", "2", "--out", str(out)]
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["unfitted"] == ["ja", "zh"] and report["run"]["monolingual"] is True
+    found, empty = report["default"]["found_at_3"], report["default"]["empty"]
+    assert found["lang ja"]["questions"] == found["lang zh"]["questions"] == 2 * 5  # one store each, each memory asked two ways
+    assert empty["off_topic ja"]["queries"] == empty["off_topic zh"]["queries"] == 2 and empty["off_topic"]["queries"] == 4
+    assert "never fitted on: ja zh" in (out / "report.md").read_text()

