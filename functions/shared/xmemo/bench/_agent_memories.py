@@ -289,8 +289,9 @@ def topic_words(topic: int, lang: str) -> tuple[str, str, str]:
 
 
 def store(rng: random.Random, size: int, languages: tuple[str, ...] = LANGUAGES) -> list[Pair]:
-    """`size` pairs about distinct (topic, kind) combinations in mixed languages: what one
-    user might save in the first days (at most len(TOPICS) × len(KINDS) memories)."""
+    """`size` pairs about distinct (topic, kind) combinations, each in one of `languages`
+    (mixed, or a single one): what one user might save in the first days (at most
+    len(TOPICS) × len(KINDS) memories)."""
     combos = [(t, k) for t in range(len(TOPICS)) for k in KINDS]
     if size > len(combos):
         raise ValueError(f"at most {len(combos)} distinct memories")

@@ -4,7 +4,9 @@ in English, French, German and Korean), each memory asked an abbreviated and a
 paraphrased question through the real `recall`: the share found in the top 3; and
 off-topic questions and random letters asked of every store: the share answered with
 nothing (SPEC §5: that share must be 1). The same with the relevance floors and the evidence
-gates switched off shows what abstention costs. SQLite store, local embedder."""
+gates switched off shows what abstention costs. `--languages` takes others than the four
+the gates were fitted on (`_agent_memories.UNFITTED`), and `--monolingual` gives each store
+one language, as a new user's store usually has. SQLite store, local embedder."""
 
 from __future__ import annotations
 
