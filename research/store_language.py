@@ -1,7 +1,8 @@
-"""Stores of one language: two things tried to help them, neither kept. In a small store of one
-language, every memory shares the question's language and templates, and an everyday
-question in Chinese or Korean lifts every note of its language (docs/retrieval-quality.md,
-Small stores). Two experiments on `xmemo.bench._agent_memories`' stores (seed 40):
+"""Stores of one language: two things tried to help them, neither kept.
+
+In a small store of one language, every memory shares the question's language and
+templates, and an everyday question in Chinese or Korean lifts every note of its language
+(docs/retrieval-quality.md, Small stores). Two experiments on `xmemo.bench._agent_memories`' stores (seed 40):
 
 - `ranking`: the semantic leg alone (found in the top 3), with memories embedded as e5
   passages (what ships), as queries (e5's prefix for symmetric tasks), and with the store's
