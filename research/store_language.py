@@ -40,11 +40,12 @@ def _unit(v):
 
 def _store_sets():
     from xmemo.bench import _agent_memories as gen
+    from xmemo.bench.smallstores import store_languages
 
     return {
-        "fitted languages, mixed": [gen.LANGUAGES] * 4,
-        "fitted languages, one per store": [(lang,) for lang in gen.LANGUAGES for _ in range(2)],
-        "unfitted languages, one per store": [(lang,) for lang in gen.UNFITTED for _ in range(2)],
+        "fitted languages, mixed": store_languages(gen.LANGUAGES, 4, monolingual=False),
+        "fitted languages, one per store": store_languages(gen.LANGUAGES, 2, monolingual=True),
+        "unfitted languages, one per store": store_languages(gen.UNFITTED, 2, monolingual=True),
     }
 
 
@@ -61,14 +62,15 @@ def ranking(args: argparse.Namespace) -> tuple[str, dict]:
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
     ways = ("passage (shipped)", "query prefix", "centred")
 
-    def memories(texts: list[str], way: str):
-        if way != "query prefix":
-            return _unit(embedder.embed_passages(texts))
-        shipped, engine.PASSAGE = engine.PASSAGE, engine.QUERY
+    def memories(texts: list[str]) -> dict:
+        """The memories' vectors for each way; centring starts from the shipped ones."""
+        shipped = _unit(embedder.embed_passages(texts))
+        prefix, engine.PASSAGE = engine.PASSAGE, engine.QUERY
         try:
-            return _unit(embedder.embed_passages(texts))
+            as_queries = _unit(embedder.embed_passages(texts))
         finally:
-            engine.PASSAGE = shipped
+            engine.PASSAGE = prefix
+        return {"passage (shipped)": shipped, "query prefix": as_queries, "centred": shipped}
 
     def top(m, q, way: str, k: int):
         if way == "centred":
@@ -83,7 +85,7 @@ def ranking(args: argparse.Namespace) -> tuple[str, dict]:
         for size in SIZES:
             for langs in stores:
                 pairs = gen.store(rng, size, langs)
-                vectors = {w: memories([p.memory for p in pairs], w) for w in ways}
+                vectors = memories([p.memory for p in pairs])
                 for i, p in enumerate(pairs):
                     for question in (p.abbreviated, p.paraphrased):
                         q = _unit(embedder.embed_query(question))
@@ -93,7 +95,7 @@ def ranking(args: argparse.Namespace) -> tuple[str, dict]:
     corpus = bench.load()
     ids = [n.id for n in corpus.notes]
     answerable = [q for q in corpus.questions if q.split == "dev" and q.judgments]
-    notes_vectors = {w: memories([n.content for n in corpus.notes], w) for w in ways}
+    notes_vectors = memories([n.content for n in corpus.notes])
     first = {w: [] for w in ways}
     for question in answerable:
         q = _unit(embedder.embed_query(question.query))
@@ -113,7 +115,9 @@ def ranking(args: argparse.Namespace) -> tuple[str, dict]:
     return "\n".join(lines), {"seed": SEED, "sizes": SIZES, "results": results}
 
 
-def gates(args: argparse.Namespace) -> tuple[str, dict]:
+def _gate_rows(seen: dict[str, list[float]]) -> dict[str, list[dict]]:
+    """Every question of the single-language stores (fitted, then unfitted languages), with
+    the best and median evidence and the best match the cut saw (`seen`, filled by `gates`)."""
     from xmemo import tools
     from xmemo.auth import principal_from_claims
     from xmemo.bench import _agent_memories as gen
@@ -121,24 +125,9 @@ def gates(args: argparse.Namespace) -> tuple[str, dict]:
     from xmemo.config import Settings
     from xmemo.embedding import make_embedder
     from xmemo.models import ContextInput, RememberInput
-    from xmemo.retrieval import evidence
     from xmemo.services import Services
     from xmemo.store.sqlite import SQLiteStore
 
-    seen: dict[str, list[float]] = {}
-    shipped_keeps, shipped_match = evidence.keeps, evidence.match
-
-    def keeps(evidences, cut):  # every examined note's evidence, as the cut sees it
-        seen["evidence"] = list(evidences)
-        return shipped_keeps(evidences, cut)
-
-    def match(covered, late, weight):
-        m = shipped_match(covered, late, weight)
-        if m is not None:
-            seen.setdefault("match", []).append(m)
-        return m
-
-    evidence.keeps, evidence.match = keeps, match
     settings = Settings()
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
     principal = principal_from_claims({"sub": "research", "scope": f"{settings.resource_server}/memory:read {settings.resource_server}/memory:write"}, settings.resource_server)
@@ -166,7 +155,32 @@ def gates(args: argparse.Namespace) -> tuple[str, dict]:
                             "best": max(seen["evidence"]), "median": statistics.median(seen["evidence"]), "match": max(seen.get("match") or [0.0]),
                         })
                     store.close()
-    evidence.keeps, evidence.match = shipped_keeps, shipped_match
+    return rows
+
+
+def gates(args: argparse.Namespace) -> tuple[str, dict]:
+    from xmemo.config import Settings
+    from xmemo.retrieval import evidence
+
+    seen: dict[str, list[float]] = {}
+    shipped_keeps, shipped_match = evidence.keeps, evidence.match
+
+    def keeps(evidences, cut):  # every examined note's evidence, as the cut sees it
+        seen["evidence"] = list(evidences)
+        return shipped_keeps(evidences, cut)
+
+    def match(covered, late, weight):
+        m = shipped_match(covered, late, weight)
+        if m is not None:
+            seen.setdefault("match", []).append(m)
+        return m
+
+    evidence.keeps, evidence.match = keeps, match
+    try:
+        rows = _gate_rows(seen)
+    finally:
+        evidence.keeps, evidence.match = shipped_keeps, shipped_match
+    settings = Settings()
     fitted, unfitted = rows.values()
 
     def shares(rs: list[dict], alpha: float, threshold: float) -> tuple[float, float]:

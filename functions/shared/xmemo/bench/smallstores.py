@@ -58,7 +58,7 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
     principal = principal_from_claims({"sub": "first-day", "scope": f"{settings.resource_server}/memory:read {settings.resource_server}/memory:write"}, settings.resource_server)
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
-            for n, langs in enumerate([(lang,) for lang in languages for _ in range(stores)] if monolingual else [languages] * stores):
+            for n, langs in enumerate(store_languages(languages, stores, monolingual)):
                 store = SQLiteStore(Path(tmp) / f"s{size}-{n}.sqlite3", settings.sqlite_busy_timeout_ms, context_weight=settings.context_weight)
                 svc = Services(settings, store, embedder)
                 svc.retrieval = svc.retrieval.model_copy(update=floors or {})
@@ -90,6 +90,12 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
         "misses": misses,
         "leaks": leaks,
     }
+
+
+def store_languages(languages: tuple[str, ...], stores: int, monolingual: bool) -> list[tuple[str, ...]]:
+    """The languages of each store of one size: `stores` mixing all of `languages`, or,
+    `monolingual`, `stores` for each language alone."""
+    return [(lang,) for lang in languages for _ in range(stores)] if monolingual else [languages] * stores
 
 
 def markdown(report: dict) -> str:
