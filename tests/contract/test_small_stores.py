@@ -70,6 +70,25 @@ def test_no_co_passengers(semantic_svc, person):
         assert [i.reference for i in pack.items] == [ref], query
 
 
+# Questions about people a small store never heard of, on topics it holds: nothing comes back
+# (`relevance.stranger`, at any store size), while the same question about the person the store
+# does know still finds the note.
+STRANGERS = ["Which editor theme does Bartholomew prefer?", "When did Priscilla deploy to production?",
+             "Where does Priscilla keep her configuration?"]
+
+
+@pytest.mark.parametrize("size", [15, 50])
+def test_questions_about_people_the_store_never_heard_of_find_nothing(semantic_svc, person, size):
+    alice = person("alice")
+    refs = [tools.remember(semantic_svc, alice, RememberInput(content=c)).memory.reference for c in contents(size)]
+    for query in STRANGERS:
+        result = tools.recall(semantic_svc, alice, RecallInput(query=query))
+        assert result.results == [] and result.retrieval_plan["semantic"]["unknown_name"] is True, (size, query, [h.content for h in result.results])
+        assert render.text(tools.recall_context(semantic_svc, alice, ContextInput(query=query))) == NO_MATCH, (size, query)
+    hits = [h.reference for h in tools.recall(semantic_svc, alice, RecallInput(query="Which editor theme does Alice prefer?", limit=3)).results]
+    assert refs[1] in hits, size
+
+
 # Korean and German notes of a first day, and questions about what none of them concerns, in
 # the same languages: two texts of one language lift each other over the background whatever
 # they say, so the lift floors let these through; the notes hold nothing of what is asked

@@ -2,7 +2,7 @@
 (SPEC §5), even when the question shares ordinary words with it and lifts a turn
 moderately; its own questions, typos included, still find their turn
 (`relevance.stranger`). The store is crowded (more memories than the semantic leg
-fetches), as a conversation's is."""
+fetches), as a conversation's is, or as small as a new user's."""
 
 from __future__ import annotations
 
@@ -39,15 +39,17 @@ def conversation(turns: int = 64) -> list[str]:
     ]
 
 
-@pytest.fixture(scope="module")
-def chat(tmp_path_factory, e5):
+# turns: crowded (more than the semantic leg fetches), and a small store that still holds
+# every turn the store's own questions ask about
+@pytest.fixture(scope="module", params=[64, 15], ids=["crowded", "small"])
+def chat(request, tmp_path_factory, e5):
     from xmemo.config import Settings
     from xmemo.services import Services
     from xmemo.store.sqlite import SQLiteStore
 
     folder = tmp_path_factory.mktemp("strangers")
     svc = Services(Settings(data_dir=folder), SQLiteStore(folder / "xmemo.sqlite3"), e5)
-    turns = conversation()
+    turns = conversation(request.param)
     refs = [tools.remember(svc, ALICE, RememberInput(content=t, location="chat/session_1")).memory.reference for t in turns]
     return svc, dict(zip(turns, refs))
 

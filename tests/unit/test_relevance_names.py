@@ -1,8 +1,9 @@
-"""Which words of a query name someone or something (`relevance.names`), when a name the
-store does not hold answers the query with nothing (`relevance.stranger`), and when a
-memory holds every word a query asks (`relevance.holds_every_term`)."""
+"""Which words of a query name someone or something (`relevance.names`, none where capitals
+say nothing of names), when a name the store does not hold answers the query with nothing
+(`relevance.stranger`), and when a memory holds every word a query asks
+(`relevance.holds_every_term`)."""
 
-from xmemo.retrieval.relevance import MAX_NAMES, holds_every_term, names, stranger
+from xmemo.retrieval.relevance import MAX_NAMES, capitals_name_nothing, holds_every_term, names, stranger
 
 
 def test_capitalised_words_past_the_first_are_names():
@@ -22,7 +23,19 @@ def test_the_first_word_short_capitals_and_stop_words_are_not():
     assert names("What did Caroline do in November, on a Sunday in Aug?") == ["Caroline"]  # dates are not names
 
 
-def test_a_stranger_needs_a_crowded_store_a_weak_hit_and_an_unknown_name():
+def test_capitals_name_nothing_in_german_or_a_title():
+    # German capitalises every noun: its queries have no names by their capitals
+    assert names("welches Werkzeug nehmen wir für Server") == [] and names("wo kauft man ein Kajak") == []
+    assert names("Geschichte von Kastanien") == [] and names("Änderung Logs") == [] and names("Preis der Straße") == []
+    # every word capitalised: a title, or German nouns alone
+    assert names("Auth Entscheidung") == [] and names("Inès Doku Vorliebe") == [] and names("Deploy Process Docs") == []
+    # French and English keep theirs, articles and all ("des" and "du" are French too)
+    assert names("Quand Marie a-t-elle lu des livres de Proust ?") == ["Marie", "Proust"]
+    assert names("What did Nate give to Joanna?") == ["Nate", "Joanna"]
+    assert not capitals_name_nothing("When did Jon go to MIT?") and not capitals_name_nothing("PagerDuty")
+
+
+def test_a_stranger_needs_a_weak_hit_and_an_unknown_name_at_any_store_size():
     asked: list[str] = []
 
     def unknown(name: str) -> bool:
@@ -30,14 +43,14 @@ def test_a_stranger_needs_a_crowded_store_a_weak_hit_and_an_unknown_name():
         return name == "Jon"
 
     q = "What did Jon bake for Nadia?"
-    assert stranger(0.09, True, 0.11, unknown, q)
-    assert not stranger(0.12, True, 0.11, unknown, q)  # a strong hit answers anyway
-    assert not stranger(0.09, False, 0.11, unknown, q)  # a small store keeps its floors
-    assert not stranger(None, True, 0.11, unknown, q)  # no semantic leg
-    assert not stranger(0.09, True, -1.0, unknown, q)  # switched off
-    assert not stranger(0.09, True, 0.11, unknown, "What did Nadia bake?")
+    assert stranger(0.09, 0.11, unknown, q)
+    assert not stranger(0.12, 0.11, unknown, q)  # a strong hit answers anyway
+    assert not stranger(None, 0.11, unknown, q)  # no semantic leg
+    assert not stranger(0.09, -1.0, unknown, q)  # switched off
+    assert not stranger(0.09, 0.11, unknown, "What did Nadia bake?")
+    assert not stranger(0.09, 0.11, unknown, "Was hat Jon für Nadia gebacken?")  # German: capitals name nothing
     asked.clear()
-    stranger(0.2, True, 0.11, unknown, q)
+    stranger(0.2, 0.11, unknown, q)
     assert asked == []  # a strong hit pays for no look
 
 

@@ -331,9 +331,9 @@ class RetrievalSettings(_Group):
         ge=-1,
         le=2,
         description="Lift the best semantic hit needs when the query names someone or something no memory holds "
-        "(`relevance.names`: a capitalised word past the first) and the caller sees at least `semantic_candidates` "
-        "memories; below it nothing is returned (a question about people the store never heard of). -1 switches it "
-        "off. Chosen with `xmemo bench locomo --sweep`: the highest swept value that keeps LoCoMo's recall and "
+        "(`relevance.names`: a capitalised word past the first, none in a German or title-case query), in a store "
+        "of any size; below it nothing is returned (a question about people the store never heard of). -1 switches "
+        "it off. Chosen with `xmemo bench locomo --sweep`: the highest swept value that keeps LoCoMo's recall and "
         "multi-hop R@10 >= 0.50 (docs/retrieval-quality.md, 'Abstention').",
     )
     abbreviation_floor: float = Field(

@@ -139,7 +139,7 @@ def _tolerant(
     trusted = relevance.lexical_trusted(top_lift, every_term, s.relevance_floor)
     words_known, fetched = bool(cands.lexical), len(cands.semantic)
     floor = relevance.semantic_floor_for(words_known, top_lift, crowded, s.semantic_floor, s.unknown_words_floor)
-    stranger = relevance.stranger(top_lift, crowded, s.unknown_names_floor, lambda name: text.fold(name) not in spelled and not held(name), query)
+    stranger = relevance.stranger(top_lift, s.unknown_names_floor, lambda name: text.fold(name) not in spelled and not held(name), query)
     if stranger:  # a name no memory holds, and no hit strong enough to answer anyway
         cands.lexical, cands.semantic = [], []
     fetched_hits = list({h.reference: h for h in (*cands.lexical, *cands.semantic)}.values())  # before the discount keeps fewer

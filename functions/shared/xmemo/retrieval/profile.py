@@ -116,7 +116,7 @@ class RankingProfile:
 
 PROFILE = RankingProfile(
     name="locomo-recall",
-    version=7,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`); 5: the small store's own lifts as the semantic floor's cohort (`store_cohort_*`); 6: initialisms ("PDB" of "Pod disruption budgets") spelled out at any size (`pipeline._abbreviated`); 7: a weak query's lexical hits count when the best holds every term in any inflection (`relevance.holds_every_term`)
+    version=8,  # 2: the evidence cut (`evidence`) and conversations only where the location says so; 3: the notes' leg weights; 4: the small-store gates (`match_floor`, `small_evidence_floor`); 5: the small store's own lifts as the semantic floor's cohort (`store_cohort_*`); 6: initialisms ("PDB" of "Pod disruption budgets") spelled out at any size (`pipeline._abbreviated`); 7: a weak query's lexical hits count when the best holds every term in any inflection (`relevance.holds_every_term`); 8: a name no memory holds empties a weak read at any store size, and capitals in German or title-case queries name nothing (`relevance.stranger`, `relevance.capitals_name_nothing`)
     fitted_on="LoCoMo dev split (conversations); the evidence cut and the notes' leg weights on the dev half of `xmemo bench notes`; the small-store gates and cohort floor on `xmemo bench smallstores` (seed 40)",
     metric="recall@10 and coverage@1500 (LoCoMo); pack precision, pack recall and the no-answer empty share (notes); first relevant (notes' leg weights); off-topic questions answered and answers lost (small stores)",
     settings=RankingSettings(

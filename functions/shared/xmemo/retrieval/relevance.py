@@ -24,15 +24,17 @@ smaller one, keeps `semantic_floor`, so real paraphrases are not lost.
 A question about someone the store never heard of usually shares ordinary words with it
 ("When did Jon go to the fair?" asked of a store about Caroline and Melanie) and lifts
 some turn moderately. What gives it away is its distinguishing word: a name (`names`, a
-capitalised word past the first) that no memory holds. In a crowded store such a query
-is answered only when its best hit reaches `unknown_names_floor` (`stranger`); a real
-question names people the store knows, and a strong hit still answers one with a typo
-in a name."""
+capitalised word past the first) that no memory holds. Such a query is answered only when
+its best hit reaches `unknown_names_floor` (`stranger`), in a store of any size: a new
+user's store of fifty notes is asked about people it never heard of as often as a long
+conversation is. A real question names people the store knows, and a strong hit still
+answers one with a typo in a name."""
 
 from __future__ import annotations
 
 import re
 import statistics
+import unicodedata
 from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -147,9 +149,12 @@ def names(query: str) -> list[str]:
     a possessive 's dropped, at most `MAX_NAMES`: the people, places and things it asks
     about by name.
     The first word is left out (any word may start a sentence with a capital); so is a
-    word in capitals throughout of two letters or fewer ("I", "OK")."""
+    word in capitals throughout of two letters or fewer ("I", "OK"). A query whose capitals
+    mark no names (`capitals_name_nothing`) has none."""
     from .. import text
 
+    if capitals_name_nothing(query):
+        return []
     found: list[str] = []
     for word in _NAME.findall(query)[1:]:
         word = re.sub(r"['’]s$", "", word)
@@ -161,12 +166,31 @@ def names(query: str) -> list[str]:
     return found[:MAX_NAMES]
 
 
-def stranger(top_lift: float | None, crowded: bool, unknown_names_floor: float, unknown: Callable[[str], bool], query: str) -> bool:
-    """Whether to answer this query with nothing: the store is `crowded`, the best hit
-    stays below `unknown_names_floor`, and one of the query's `names` is `unknown` to it
-    (no memory holds it). Asked only when the first two hold, so a strong or small-store
-    query pays for no look."""
-    if top_lift is None or not crowded or top_lift >= unknown_names_floor:
+# Function words of German that are no English or French word as typed in lower case
+# ("des", "du", "die", "den" and "er" are left out): one marks a German query.
+GERMAN_MARKERS = frozenset(
+    """der das dem und oder wir ich sie ihr uns ist sind wird werden haben habe nicht wie wo wer
+    welche welcher welches welchen mit von vom zum zur auf bei ein eine einen einem einer für""".split()
+)
+
+
+def capitals_name_nothing(query: str) -> bool:
+    """Whether a capital in this query says nothing about names: German capitalises every
+    noun ("welches Werkzeug nehmen wir für Server", "Auth Entscheidung"), and a query with
+    every word capitalised is a title. German is recognised by one of `GERMAN_MARKERS` or
+    by ä, ö, ü or ß (which also turns the rule off for Finnish, Swedish or Turkish
+    queries, as if they had no capitals)."""
+    words = _NAME.findall(query)
+    if len(words) > 1 and all(w[0].isupper() for w in words):
+        return True
+    return any(c in "äöüß" for c in unicodedata.normalize("NFC", query).lower()) or any(w in GERMAN_MARKERS for w in words)
+
+
+def stranger(top_lift: float | None, unknown_names_floor: float, unknown: Callable[[str], bool], query: str) -> bool:
+    """Whether to answer this query with nothing: the best hit stays below
+    `unknown_names_floor` and one of the query's `names` is `unknown` to the store (no
+    memory holds it). Asked only when the first holds, so a strong query pays for no look."""
+    if top_lift is None or top_lift >= unknown_names_floor:
         return False
     return any(unknown(name) for name in names(query))
 
