@@ -35,3 +35,26 @@ def test_smallstores_measures_languages_it_was_not_fitted_on_one_language_per_st
     assert found["lang ja"]["questions"] == found["lang zh"]["questions"] == 2 * 5  # one store each, each memory asked two ways
     assert empty["off_topic ja"]["queries"] == empty["off_topic zh"]["queries"] == 2 and empty["off_topic"]["queries"] == 4
     assert "never fitted on: ja zh" in (out / "report.md").read_text()
+
+
+def test_smallstores_builds_stores_of_a_locomo_file(tmp_path: Path):
+    """Each store holds turns of one conversation and is asked its questions answered by one
+    turn, and the other conversation's questions."""
+    from tests.bench.test_locomo_bench import _sample
+
+    data = tmp_path / "tiny_locomo.json"
+    data.write_text(json.dumps([_sample("conv-a", "parrot"), _sample("conv-b", "ferret")]))
+    out = tmp_path / "out"
+    assert main(["bench", "smallstores", "--locomo", str(data), "--sizes", "3", "--stores", "2", "--unanswerable", "2", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["locomo"] == str(data)
+    found, empty = report["default"]["found_at_3"], report["default"]["empty"]
+    assert found["size 3"]["questions"] == 2  # one single-turn question a store of three turns
+    assert set(empty) == {"other_conversation", "random_letters"} and empty["other_conversation"]["queries"] == 4
+    assert report["floors_off"]["empty"]["other_conversation"]["share"] == 0.0
+    assert "Stores of the turns of" in (out / "report.md").read_text()
+
+
+def test_smallstores_refuses_a_missing_locomo_file(tmp_path: Path, capsys):
+    assert main(["bench", "smallstores", "--locomo", str(tmp_path / "absent.json")]) == 2
+    assert "no LoCoMo file at" in capsys.readouterr().err

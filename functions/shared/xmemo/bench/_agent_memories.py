@@ -282,6 +282,11 @@ class Pair:
     language: str
     kind: str
 
+    @property
+    def questions(self) -> tuple[tuple[str, str], ...]:
+        """(form, question) for each way it is asked."""
+        return (("abbreviated", self.abbreviated), ("paraphrased", self.paraphrased))
+
 
 def topic_words(topic: int, lang: str) -> tuple[str, str, str]:
     """A topic's (word a memory holds, short word, paraphrase) in `lang`."""

