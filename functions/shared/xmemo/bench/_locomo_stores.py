@@ -43,7 +43,7 @@ class LocomoStores:
         conv = self.conversations[index]
         turns = {t.dia_id: t for t in conv.turns}
         answerable = [q for q in conv.questions if len(q.evidence) == 1 and q.evidence[0] in turns]
-        chosen = rng.sample(answerable, min(len(answerable), max(1, size // QUESTIONS_PER_STORE), size))
+        chosen = rng.sample(answerable, min(len(answerable), max(1, size // QUESTIONS_PER_STORE)))
         evidence: dict[str, list[tuple[str, str]]] = {}
         for q in chosen:
             evidence.setdefault(q.evidence[0], []).append((CATEGORIES[int(q.category)], q.text))

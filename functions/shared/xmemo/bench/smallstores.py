@@ -66,12 +66,13 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
     per size mixing `languages`, or, `monolingual`, `stores` per size and language; or,
     with `locomo`, `stores` per size of that file's turns (`_locomo_stores`)."""
     rng = random.Random(seed)
+    build = generated
     if locomo is not None:
         source = _locomo_stores.LocomoStores(locomo)
-        build = lambda rng, size, _langs, n: source.store(rng, size, n)  # noqa: E731
         languages, monolingual = ("en",), False
-    else:
-        build = generated
+
+        def build(rng: random.Random, size: int, _languages: tuple[str, ...], unanswerable: int):
+            return source.store(rng, size, unanswerable)
     found: dict[str, list[int]] = defaultdict(list)
     misses: list[dict] = []
     empty: dict[str, list[int]] = {}

@@ -25,10 +25,11 @@ A question about someone the store never heard of usually shares ordinary words 
 ("When did Jon go to the fair?" asked of a store about Caroline and Melanie) and lifts
 some turn moderately. What gives it away is its distinguishing word: a name (`names`, a
 capitalised word past the first) that no memory holds. Such a query is answered only when
-its best hit reaches `unknown_names_floor` (`stranger`), in a store of any size: a new
-user's store of fifty notes is asked about people it never heard of as often as a long
-conversation is. A real question names people the store knows, and a strong hit still
-answers one with a typo in a name."""
+its best hit reaches `unknown_names_floor` (`stranger`), in a store of any size: small
+stores of a conversation's turns answered another conversation's questions 0.37 of the time
+while the rule ran in crowded stores only (`xmemo bench smallstores --locomo`). A real
+question names people the store knows, and a strong hit still answers one with a typo in
+a name."""
 
 from __future__ import annotations
 
