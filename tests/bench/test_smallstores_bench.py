@@ -20,6 +20,8 @@ def test_smallstores_reports_found_and_empty_shares(tmp_path: Path, capsys):
     default, off = report["default"], report["floors_off"]
     assert default["found_at_3"]["all"]["questions"] == 2 * (1 + 5)  # each memory asked two ways
     assert default["found_at_3"]["size 1"]["share"] == 1.0
+    assert default["found_at_3"]["size 1"]["precision"] == 1.0 and default["found_at_3"]["size 1"]["items"] == 1.0  # a store of one memory
+    assert 0 < default["found_at_3"]["all"]["precision"] <= 1 and off["found_at_3"]["all"]["items"] >= default["found_at_3"]["all"]["items"]
     assert default["empty"]["random_letters"] == {"queries": 6, "share": 1.0}
     assert off["empty"]["random_letters"]["share"] == 0.0  # with the floors off, something always comes back
     assert "answered with nothing" in (out / "report.md").read_text() and "found@3" in capsys.readouterr().out

@@ -26,6 +26,11 @@ def latency_summary(ms: Sequence[float]) -> dict[str, float]:
     }
 
 
+def cell(value: Any) -> str:
+    """A figure as a table shows it: a float to three decimals, nothing measured as a dash."""
+    return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     line = lambda cells: "| " + " | ".join(str(c) for c in cells) + " |"  # noqa: E731
     return "\n".join([line(headers), line(["---"] * len(headers)), *(line(r) for r in rows)]) + "\n"

@@ -39,7 +39,7 @@ from ..auth import principal_from_claims
 from ..models import ContextInput, RecallInput, RememberInput
 from ..services import Services
 from ..store.sqlite import SQLiteStore
-from ._report import markdown_table, save
+from ._report import cell, markdown_table, save
 
 CORPUS = Path(__file__).with_name("notes_corpus.json")
 SPLITS = ("dev", "heldout")
@@ -308,24 +308,24 @@ def markdown(report: dict[str, Any]) -> str:
         pack, recall = figures["pack"], figures["recall"]
         lines += [f"## {name} ({pack['questions']} questions: {pack['answerable']} answerable, {pack['no_answer']} with no answer)", ""]
         rows = [
-            ["recall_context (default budget)", *(_fmt(pack.get(c)) for c in PACK_COLUMNS)],
-            ["recall (default limit)", *(_fmt(recall.get(c)) for c in PACK_COLUMNS)],
+            ["recall_context (default budget)", *(cell(pack.get(c)) for c in PACK_COLUMNS)],
+            ["recall (default limit)", *(cell(recall.get(c)) for c in PACK_COLUMNS)],
         ]
         lines.append(markdown_table(["list", *PACK_COLUMNS], rows))
         lines.append(f"Empty packs on answerable questions: {pack['empty_on_answerable']}; "
-                     f"mean pack tokens {_fmt(pack['tokens'])}, of which irrelevant {_fmt(pack['irrelevant_tokens'])} "
-                     f"({_fmt(pack['irrelevant_tokens_answerable'])} on answerable questions).")
+                     f"mean pack tokens {cell(pack['tokens'])}, of which irrelevant {cell(pack['irrelevant_tokens'])} "
+                     f"({cell(pack['irrelevant_tokens_answerable'])} on answerable questions).")
         lines.append("")
         lines.append("By question language (pack):")
         lines.append("")
         lines.append(markdown_table(["lang", "questions", *PACK_COLUMNS], [
-            [lang, f["questions"], *(_fmt(f.get(c)) for c in PACK_COLUMNS)] for lang, f in figures["by_lang"].items()
+            [lang, f["questions"], *(cell(f.get(c)) for c in PACK_COLUMNS)] for lang, f in figures["by_lang"].items()
         ]))
         lines.append("Relative cut (keep items scoring >= cut x the top score), applied to the default pack and to recall's top 20:")
         lines.append("")
         lines.append(markdown_table(
             ["cut", "pack precision", "pack recall", "pack items", "recall@20 precision", "recall@20 recall", "recall@20 items"],
-            [[p["cut"], _fmt(p["precision"]), _fmt(p["recall"]), _fmt(p["items"]), _fmt(r["precision"]), _fmt(r["recall"]), _fmt(r["items"])]
+            [[p["cut"], cell(p["precision"]), cell(p["recall"]), cell(p["items"]), cell(r["precision"]), cell(r["recall"]), cell(r["items"])]
              for p, r in zip(figures["curve"]["pack"], figures["curve"]["recall@20"])],
         ))
     lines.append("Definitions: relevant = judged 1 or 2; recall counts answers (judged 2); precision is over answerable "
@@ -336,10 +336,6 @@ def markdown(report: dict[str, Any]) -> str:
 def rows_json(rows: Sequence[dict[str, Any]]) -> str:
     """The raw rows, one question a line (small enough to keep beside the report)."""
     return "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n]\n"
-
-
-def _fmt(value) -> str:
-    return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
 def svg(report: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ from ..services import Services
 from ..store.sqlite import SQLiteStore
 from . import _agent_memories as gen
 from . import _locomo_stores
-from ._report import markdown_table, save
+from ._report import cell, markdown_table, save
 from .locomo.abstention import ABSTENTION_OFF, nonsense_queries
 
 SIZES = (1, 5, 15, 30, 50)
@@ -74,6 +74,7 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
         def build(rng: random.Random, size: int, _languages: tuple[str, ...], unanswerable: int):
             return source.store(rng, size, unanswerable)
     found: dict[str, list[int]] = defaultdict(list)
+    answers: dict[str, list[tuple[bool, int]]] = defaultdict(list)  # (answer returned, memories returned) by `recall`'s default limit
     misses: list[dict] = []
     empty: dict[str, list[int]] = {}
     leaks: list[dict] = []
@@ -91,8 +92,10 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                         for form, question in p.questions:
                             hits = [h.reference for h in tools.recall(svc, principal, RecallInput(query=question, limit=TOP)).results]
                             hit = int(ref in hits)
+                            returned = [h.reference for h in tools.recall(svc, principal, RecallInput(query=question)).results]
                             for key in ("all", f"size {size}", f"lang {p.language}", f"kind {p.kind}", f"form {form}"):
                                 found[key].append(hit)
+                                answers[key].append((ref in returned, len(returned)))
                             if not hit:
                                 misses.append({"size": size, "question": question, "memory": p.memory})
                     for kind, queries in (*unasked.items(), ("random_letters", nonsense_queries(rng, unanswerable))):
@@ -107,11 +110,20 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                 finally:
                     store.close()
     return {
-        "found_at_3": {k: {"questions": len(v), "share": round(sum(v) / len(v), 4)} for k, v in found.items()},
+        "found_at_3": {k: {"questions": len(v), "share": round(sum(v) / len(v), 4), **precision(answers[k])} for k, v in found.items()},
         "empty": {k: {"queries": a, "share": round(e / a, 4) if a else 0.0} for k, (a, e) in empty.items()},
         "misses": misses,
         "leaks": leaks,
     }
+
+
+def precision(answers: list[tuple[bool, int]]) -> dict[str, float | None]:
+    """What `recall` returns at its default limit: the share of it that is the answer
+    (each question weighs alike; one that returns nothing counts for nothing, as in the
+    notes bench) and how many memories it returns."""
+    returned = [int(found) / n for found, n in answers if n]
+    return {"precision": round(sum(returned) / len(returned), 4) if returned else None,
+            "items": round(sum(n for _, n in answers) / len(answers), 3) if answers else 0.0}
 
 
 def store_languages(languages: tuple[str, ...], stores: int, monolingual: bool) -> list[tuple[str, ...]]:
@@ -132,8 +144,10 @@ def markdown(report: dict) -> str:
                  + (f"never fitted on: {' '.join(unfitted)}.\n" if unfitted else "the ones the floors and gates were fitted on.\n")]
     for name in ("default", "floors_off"):
         r = report[name]
-        rows = [[k, v["questions"], f"{v['share']:.3f}"] for k, v in sorted(r["found_at_3"].items(), key=_slice_order)]
-        parts.append(f"### {name}: memory found in the top {TOP}\n\n" + markdown_table(["slice", "questions", "found@3"], rows))
+        rows = [[k, v["questions"], f"{v['share']:.3f}", cell(v.get("precision")), cell(v.get("items"))]
+                for k, v in sorted(r["found_at_3"].items(), key=_slice_order)]
+        parts.append(f"### {name}: memory found in the top {TOP}; what `recall` returns at its default limit\n\n"
+                     + markdown_table(["slice", "questions", "found@3", "precision", "items"], rows))
         rows = [[k, v["queries"], f"{v['share']:.3f}"] for k, v in r["empty"].items()]
         parts.append(f"### {name}: answered with nothing\n\n" + markdown_table(["queries", "asked", "empty share"], rows))
     return "\n".join(parts)
