@@ -118,9 +118,9 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
 
 
 def precision(answers: list[tuple[bool, int]]) -> dict[str, float | None]:
-    """What `recall` returns at its default limit: the share of it that is the answer
-    (each question weighs alike; one that returns nothing counts for nothing, as in the
-    notes bench) and how many memories it returns."""
+    """What `recall` returns at its default limit: the share of it that is the answer (the
+    mean over the questions that got something, as the notes bench counts precision) and
+    how many memories it returns (over every question)."""
     returned = [int(found) / n for found, n in answers if n]
     return {"precision": round(sum(returned) / len(returned), 4) if returned else None,
             "items": round(sum(n for _, n in answers) / len(answers), 3) if answers else 0.0}
