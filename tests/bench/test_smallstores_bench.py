@@ -55,6 +55,10 @@ def test_smallstores_builds_stores_of_a_locomo_file(tmp_path: Path):
     assert set(empty) == {"other_conversation", "random_letters"} and empty["other_conversation"]["queries"] == 4
     assert report["floors_off"]["empty"]["other_conversation"]["share"] == 0.0
     assert "Stores of the turns of" in (out / "report.md").read_text()
+    # the data's text stays out of the report: misses and leaks name turns and questions by id
+    assert "ferret" not in (out / "report.json").read_text() and "parrot" not in (out / "report.json").read_text()
+    cited = [m["memory"] for m in report["floors_off"]["misses"]] + [r for leak in report["floors_off"]["leaks"] for r in leak["returned"]]
+    assert cited and all(c.startswith("conv-") for c in cited)
 
 
 def test_smallstores_refuses_a_missing_locomo_file(tmp_path: Path, capsys):

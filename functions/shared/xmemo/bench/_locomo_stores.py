@@ -3,7 +3,11 @@ questions nobody here wrote. Each store holds turns of one conversation, stored 
 notes (no conversation location, so no neighbouring context): the evidence turns of some of
 its questions, each answered by one turn, and other turns of it around them. Its own
 questions should find their turn in the top 3; the questions of the file's other
-conversations (about other people) should find nothing."""
+conversations (about other people) should find nothing.
+
+The data's licence and its README keep its text out of the repository, so a report names a
+turn by its conversation and `dia_id` ("conv-26 D3:4") and a question by its conversation
+and its place among that conversation's scored questions ("conv-26 question 17"): `cites`."""
 
 from __future__ import annotations
 
@@ -34,6 +38,8 @@ class LocomoStores:
         self.conversations: list[Conversation] = load(path)
         if len(self.conversations) < 2:
             raise ValueError(f"{path}: at least two conversations are needed (one's questions are asked of another's store)")
+        self.cites: dict[str, str] = {t.content: f"{c.name} {t.dia_id}" for c in self.conversations for t in c.turns}
+        self.cites.update({q.text: f"{c.name} question {i}" for c in self.conversations for i, q in enumerate(c.questions)})
 
     def store(self, rng: random.Random, size: int, unanswerable: int) -> tuple[list[Turn], dict[str, list[str]]]:
         """`size` turns of one conversation (chosen at random), holding the evidence of

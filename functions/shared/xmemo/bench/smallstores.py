@@ -64,12 +64,13 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
             languages: tuple[str, ...] = gen.LANGUAGES, monolingual: bool = False, locomo: Path | None = None) -> dict:
     """Found@3 and empty shares over freshly built stores (one SQLite file each): `stores`
     per size mixing `languages`, or, `monolingual`, `stores` per size and language; or,
-    with `locomo`, `stores` per size of that file's turns (`_locomo_stores`)."""
+    with `locomo`, `stores` per size of that file's turns (`_locomo_stores`), which the
+    misses and leaks name by their ids, not their text."""
     rng = random.Random(seed)
-    build = generated
+    build, cites = generated, {}
     if locomo is not None:
         source = _locomo_stores.LocomoStores(locomo)
-        languages, monolingual = ("en",), False
+        languages, monolingual, cites = ("en",), False, source.cites
 
         def build(rng: random.Random, size: int, _languages: tuple[str, ...], unanswerable: int):
             return source.store(rng, size, unanswerable)
@@ -88,6 +89,7 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                 try:
                     pairs, unasked = build(rng, size, langs, unanswerable)
                     refs = [tools.remember(svc, principal, RememberInput(content=p.memory)).memory.reference for p in pairs]
+                    stored_cites = {ref: cites.get(p.memory, p.memory) for p, ref in zip(pairs, refs)}
                     for p, ref in zip(pairs, refs):
                         for form, question in p.questions:
                             hits = [h.reference for h in tools.recall(svc, principal, RecallInput(query=question, limit=TOP)).results]
@@ -97,7 +99,7 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                                 found[key].append(hit)
                                 answers[key].append((ref in returned, len(returned)))
                             if not hit:
-                                misses.append({"size": size, "question": question, "memory": p.memory})
+                                misses.append({"size": size, "question": cites.get(question, question), "memory": cites.get(p.memory, p.memory)})
                     for kind, queries in (*unasked.items(), ("random_letters", nonsense_queries(rng, unanswerable))):
                         for q in queries:
                             results = tools.recall(svc, principal, RecallInput(query=q)).results
@@ -106,7 +108,8 @@ def measure(settings: Settings, embedder, seed: int, sizes, stores: int, unanswe
                                 counts[0] += 1
                                 counts[1] += not results
                             if results:
-                                leaks.append({"size": size, "kind": kind, "query": q, "returned": [r.content for r in results[:3]]})
+                                came_back = [stored_cites[r.reference] if cites else r.content for r in results[:3]]
+                                leaks.append({"size": size, "kind": kind, "query": cites.get(q, q), "returned": came_back})
                 finally:
                     store.close()
     return {
