@@ -21,18 +21,24 @@ _APOSTROPHE = re.compile(r"['’]")
 # casefold() is lower(), \w less `_` is [A-Za-z0-9], and no character is CJK
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 
-STOPWORDS = frozenset(
+ENGLISH_STOPWORDS = frozenset(
     """a an and are as at be been but by did do does for from had has have he her his how i if in
     into is it its me my of on or our she so that the their them they this to was we were what
-    when where which who why will with you your le la les un une des du de d l et est en dans
+    when where which who why will with you your""".split()
+)
+FRENCH_STOPWORDS = frozenset(
+    """le la les un une des du de d l et est en dans
     pour par sur au aux ce cette ces qui que quoi qu il elle ils elles nous vous je tu se sa son
     ses leur leurs ne pas plus ou où
     avons avez ont sont suis sommes etes ete etre avoir fait quel quelle quels quelles mon mes
-    notre nos votre vos avec chez cet lui moi eux
-    der das den dem des und oder wir ich du sie er ihr uns ist sind wird werden haben habe fur mit
+    notre nos votre vos avec chez cet lui moi eux""".split()
+)
+GERMAN_STOPWORDS = frozenset(
+    """der das den dem des und oder wir ich du sie er ihr uns ist sind wird werden haben habe fur mit
     von vom zu zum zur auf aufs aus bei ein eine einen einem einer nicht wie wo wer welche welcher
     welches welchen""".split()
 )
+STOPWORDS = ENGLISH_STOPWORDS | FRENCH_STOPWORDS | GERMAN_STOPWORDS
 """Words a tolerant query drops: English, then French and German function words (the
 auxiliaries and pronouns of a question, "quel outil avons-nous", "welches Werkzeug nehmen
 wir für", matched every note written in the first person plural). A word that is also an

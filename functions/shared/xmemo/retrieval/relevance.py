@@ -40,6 +40,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from .. import text as _text
 from ..embedding import Embedder
 from .profile import PROFILE
 
@@ -167,12 +168,9 @@ def names(query: str) -> list[str]:
     return found[:MAX_NAMES]
 
 
-# Function words of German that are no English or French word as typed in lower case
-# ("des", "du", "die", "den" and "er" are left out): one marks a German query.
-GERMAN_MARKERS = frozenset(
-    """der das dem und oder wir ich sie ihr uns ist sind wird werden haben habe nicht wie wo wer
-    welche welcher welches welchen mit von vom zum zur auf bei ein eine einen einem einer für""".split()
-)
+# German stop words that are no French stop word ("des", "du") nor an English word ("den",
+# "er", "fur"; "für" is told by its ü): one, typed in lower case, marks a German query.
+GERMAN_MARKERS = _text.GERMAN_STOPWORDS - _text.FRENCH_STOPWORDS - _text.ENGLISH_STOPWORDS - {"den", "er", "fur"}
 
 
 def capitals_name_nothing(query: str) -> bool:
