@@ -40,6 +40,8 @@ def test_notes_bench_runs_on_titan(titan, tmp_path: Path):
     report = json.loads((out / "report.json").read_text())
     _names_titan(report["run"], (out / "report.md").read_text())
     assert "XMEMO_EVIDENCE_CUT=0" in (out / "report.md").read_text()
+    command = (out / "command.txt").read_text()  # what reruns it names the model's size, and no credential
+    assert "XMEMO_BEDROCK_DIMENSIONS=256" in command and "AWS_" not in command
     _through_titan(titan, at_least=report["corpus"]["notes"] + 6)  # every note stored, every question asked
     asked = {row["query"] for row in json.loads((out / "questions.json").read_text())}
     assert len(asked) == 6 and asked <= {body["inputText"] for body in titan.requests}  # Titan has no query prefix

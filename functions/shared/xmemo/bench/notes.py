@@ -393,12 +393,11 @@ def register(sub) -> None:
 
 
 def command() -> str:
-    """The command as typed, after the retrieval settings given in the environment (only
-    those: no other variable, which might hold a secret, is ever written)."""
-    from ..retrieval.profile import PROFILE
+    """The command as typed, after the retrieval and embedder settings given in the
+    environment (only those: no other variable, which might hold a secret, is ever written)."""
     from .locomo import RETRIEVAL_SETTINGS
 
-    names = {f"XMEMO_{name.upper()}" for name in RETRIEVAL_SETTINGS}
+    names = {f"XMEMO_{name.upper()}" for name in (*RETRIEVAL_SETTINGS, *_embedder.SETTINGS)}
     env = [f"{k}={shlex.quote(v)}" for k, v in sorted(os.environ.items()) if k in names]
     argv = sys.argv[3:] if sys.argv[1:3] == ["bench", "notes"] else []
     return " ".join([*env, "xmemo bench notes", *map(shlex.quote, argv)])
