@@ -4,7 +4,9 @@ optional `dimensions` 256/512/1024, `normalize`, `embeddingTypes`), answering `e
 `inputTextTokenCount` and `embeddingsByType`, and a 400 `ValidationException` for anything
 else, as Bedrock does. boto3 reaches it through AWS_ENDPOINT_URL_BEDROCK_RUNTIME, so the
 code under test runs unchanged. Its vectors are hashed words and character trigrams: a
-real model's scores are not the point, the request path and the shapes are."""
+real model's scores are not the point, the request path and the shapes are. `refuse` makes
+it answer as Bedrock does when throttling or when the account may not use the model, so
+botocore's own retries are what the test exercises."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import json
 import math
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
@@ -47,8 +50,30 @@ class TitanLocal:
     def __init__(self):
         self.requests: list[dict] = []
         self.refused: list[str] = []
+        self.attempts = 0  # every InvokeModel received, refused or not
+        self.delay = 0.0  # seconds each request waits before its answer (a model slow to answer)
+        self._failures: list[tuple[int, str]] = []
+        self._failing_for = 0  # how many more requests get `_failures[0]`; -1: every one
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+
+    def refuse(self, status: int, error_type: str, times: int = -1) -> None:
+        """Answer the next `times` requests (-1: all, until `recover`) with Bedrock's error of
+        that type, e.g. 429 ThrottlingException, 403 AccessDeniedException."""
+        with self._lock:
+            self._failures, self._failing_for = [(status, error_type)], times
+
+    def recover(self) -> None:
+        with self._lock:
+            self._failing_for = 0
+
+    def _failure(self) -> tuple[int, str] | None:
+        with self._lock:
+            self.attempts += 1
+            if not self._failing_for:
+                return None
+            self._failing_for -= 1 if self._failing_for > 0 else 0
+            return self._failures[0]
 
     def answer(self, path: str, headers, raw: bytes) -> tuple[int, dict]:
         match = _INVOKE.match(path)
@@ -78,12 +103,19 @@ class TitanLocal:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's name)
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, payload = titan.answer(self.path, self.headers, raw)
+                failure = titan._failure()
+                if titan.delay:
+                    time.sleep(titan.delay)
+                if failure is not None:
+                    status, error_type, payload = *failure, {"message": f"{failure[1]} (local Titan)"}
+                else:
+                    status, payload = titan.answer(self.path, self.headers, raw)
+                    error_type = "ValidationException" if status == 400 else "UnknownOperationException"
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 if status != 200:
-                    self.send_header("x-amzn-ErrorType", "ValidationException" if status == 400 else "UnknownOperationException")
+                    self.send_header("x-amzn-ErrorType", error_type)
                     with titan._lock:
                         titan.refused.append(payload["message"])
                 self.send_header("Content-Length", str(len(data)))
@@ -94,6 +126,7 @@ class TitanLocal:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.block_on_close = False  # a stalled answer must not hold up the test's end
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 

@@ -180,8 +180,12 @@ def test_environment_names_are_settings(source):
 
 
 def test_timeouts_fit_inside_the_gateway_and_the_store_deadline(source):
+    from xmemo.config import Settings
+
     fn = source["Globals"]["Function"]
-    assert 6 < fn["Timeout"] < 29  # > XMEMO_OPENSEARCH_DEADLINE_S (6 s), < API Gateway's 29 s
+    deadline = {name: Settings.model_fields[name].default for name in ("opensearch_deadline_s", "bedrock_deadline_s")}
+    # the store's and the embedding's deadlines and a cold start's second, < API Gateway's 29 s
+    assert deadline["opensearch_deadline_s"] + deadline["bedrock_deadline_s"] + 1 < fn["Timeout"] < 29
     assert fn["LoggingConfig"]["LogGroup"] == {"Ref": "FunctionLogGroup"}
     assert fn["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "xmemo"
     assert fn["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"] == "XMemo"

@@ -63,11 +63,31 @@ def test_a_wrong_sized_answer_is_refused(runtime):
         BedrockTitanEmbedder(512, client=client).embed_query("x")
 
 
-def test_throttling_becomes_unavailable(runtime):
+def test_throttling_is_retried_within_the_deadline(runtime):
+    client, stub = runtime
+    for _ in range(2):
+        stub.add_client_error("invoke_model", service_error_code="ThrottlingException", http_status_code=429)
+    expect(stub, "x", 1024, [0.5] * 1024)
+    slept: list[float] = []
+    assert BedrockTitanEmbedder(1024, client=client, sleep=slept.append).embed_query("x").shape == (1024,)
+    assert len(slept) == 2 and slept[0] < slept[1]  # backing off
+    stub.assert_no_pending_responses()
+
+
+def test_throttling_becomes_unavailable_when_no_attempt_fits_the_deadline(runtime):
     client, stub = runtime
     stub.add_client_error("invoke_model", service_error_code="ThrottlingException", http_status_code=429)
-    with pytest.raises(StoreUnavailable):
+    with pytest.raises(StoreUnavailable):  # one attempt may take 2 s + 1 s to connect: a second would pass 2.5 s
+        BedrockTitanEmbedder(1024, client=client, timeout_s=2.0, deadline_s=2.5).embed_query("x")
+    stub.assert_no_pending_responses()
+
+
+def test_a_refusal_that_is_not_transient_is_not_retried(runtime):
+    client, stub = runtime
+    stub.add_client_error("invoke_model", service_error_code="AccessDeniedException", http_status_code=403)
+    with pytest.raises(Exception, match="AccessDenied"):
         BedrockTitanEmbedder(1024, client=client).embed_query("x")
+    stub.assert_no_pending_responses()
 
 
 def test_only_titan_sizes_are_accepted():

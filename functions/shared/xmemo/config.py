@@ -120,6 +120,11 @@ class BedrockSettings(_Group):
         1024, description="Titan v2 output size (256, 512 or 1024); the OpenSearch `knn_vector` dimension follows it."
     )
     bedrock_region: str | None = Field(None, description="Region of bedrock-runtime (default: the boto3 session's).")
+    bedrock_timeout_s: float = Field(2.0, gt=0, le=60, description="Read timeout of one InvokeModel attempt (connect: at most 1 s).")
+    bedrock_deadline_s: float = Field(
+        4.0, gt=0, le=120,
+        description="All attempts of one embedding finish within this (with XMEMO_OPENSEARCH_DEADLINE_S and a cold start, below the Lambda timeout).",
+    )
 
     @field_validator("bedrock_dimensions")
     @classmethod

@@ -209,7 +209,8 @@ def make_embedder(name: str, threads: int | None = None, *, bedrock: "BedrockSet
         from .embedding_bedrock import BedrockTitanEmbedder
 
         s = bedrock or BedrockSettings()
-        return QueryCache(BedrockTitanEmbedder(s.bedrock_dimensions, s.bedrock_model_id, s.bedrock_region))
+        return QueryCache(BedrockTitanEmbedder(s.bedrock_dimensions, s.bedrock_model_id, s.bedrock_region,
+                                               timeout_s=s.bedrock_timeout_s, deadline_s=s.bedrock_deadline_s))
     raise ValueError(f"unknown embedder {name!r}")
 
 

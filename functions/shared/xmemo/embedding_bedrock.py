@@ -2,22 +2,34 @@
 
 The client is created lazily (no I/O at import or construction) and reused across warm
 invocations. Vectors are requested normalised, so cosine = dot product, the same as the
-local embedder; the OpenSearch `knn_vector` dimension follows `dimensions`."""
+local embedder; the OpenSearch `knn_vector` dimension follows `dimensions`.
+
+One embedding finishes within `deadline_s`, retries included: botocore's own retries are off
+(its `max_attempts` counts retries, not attempts, and each may wait the whole read timeout),
+and an attempt starts only when its worst case still fits, so a throttled or stalled model
+is a 503 inside the Lambda timeout, not the gateway's error after it."""
 
 from __future__ import annotations
 
 import json
+import logging
+import random
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import StoreUnavailable
 
+log = logging.getLogger(__name__)
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 DIMENSIONS = (256, 512, 1024)
 if TYPE_CHECKING:
     import numpy as np
 
 MAX_INPUT_CHARS = 50_000  # Titan v2 accepts up to 50,000 characters (8,192 tokens)
+RETRYABLE = {"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "ModelTimeoutException"}
+CONNECT_TIMEOUT_S = 1.0  # at most; Bedrock's endpoint is in the function's region
+BACKOFF_S = 0.1
 
 
 def request_body(text: str, dimensions: int) -> dict[str, Any]:
@@ -44,13 +56,18 @@ class BedrockTitanEmbedder:
 
     name = "bedrock"
 
-    def __init__(self, dimensions: int = 1024, model_id: str = TITAN_V2, region: str | None = None, client: Any = None):
+    def __init__(self, dimensions: int = 1024, model_id: str = TITAN_V2, region: str | None = None, client: Any = None,
+                 timeout_s: float = 2.0, deadline_s: float = 4.0, sleep=time.sleep):
         if dimensions not in DIMENSIONS:
             raise ValueError(f"Titan v2 dimensions must be one of {DIMENSIONS}")
         self.dimension = dimensions
         self.model_id = model_id
         self._region = region
         self._client = client
+        self._timeout_s = timeout_s
+        self._attempt_s = timeout_s + min(CONNECT_TIMEOUT_S, timeout_s)  # one attempt's worst case
+        self._deadline_s = deadline_s
+        self._sleep = sleep
         self._lock = threading.Lock()
 
     def _get(self) -> Any:
@@ -60,28 +77,34 @@ class BedrockTitanEmbedder:
                     import boto3  # local import: no client at import time
                     from botocore.config import Config
 
-                    config = Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 3, "mode": "standard"})
+                    config = Config(connect_timeout=min(CONNECT_TIMEOUT_S, self._timeout_s), read_timeout=self._timeout_s,
+                                    retries={"total_max_attempts": 1, "mode": "standard"})  # `_embed` retries, within its deadline
                     self._client = boto3.client("bedrock-runtime", region_name=self._region, config=config)
         return self._client
 
     def _embed(self, text: str) -> np.ndarray:
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import ClientError, HTTPClientError
+        from botocore.exceptions import ConnectionError as BotoConnectionError
 
-        try:
-            response = self._get().invoke_model(
-                modelId=self.model_id,
-                body=json.dumps(request_body(text, self.dimension)),
-                contentType="application/json",
-                accept="application/json",
-            )
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
-            if code in {"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "ModelTimeoutException"}:
+        body = json.dumps(request_body(text, self.dimension))
+        end = time.monotonic() + self._deadline_s
+        attempt = 0
+        while True:
+            try:
+                response = self._get().invoke_model(modelId=self.model_id, body=body, contentType="application/json", accept="application/json")
+                return parse_response(response["body"].read(), self.dimension)
+            except ClientError as exc:
+                reason = exc.response.get("Error", {}).get("Code", "")
+                if reason not in RETRYABLE:
+                    raise
+            except (BotoConnectionError, HTTPClientError) as exc:  # refused, reset, connect or read timeout
+                reason = type(exc).__name__
+            attempt += 1
+            pause = BACKOFF_S * 2 ** (attempt - 1) * (0.5 + random.random())
+            log.warning("bedrock InvokeModel failed (%s), attempt %d", reason, attempt)
+            if time.monotonic() + pause + self._attempt_s > end:
                 raise StoreUnavailable("the embedding model did not answer in time") from None
-            raise
-        except BotoCoreError:  # connection errors and timeouts after botocore's own retries
-            raise StoreUnavailable("the embedding model did not answer in time") from None
-        return parse_response(response["body"].read(), self.dimension)
+            self._sleep(pause)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed(text)
