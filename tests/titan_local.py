@@ -5,8 +5,9 @@ optional `dimensions` 256/512/1024, `normalize`, `embeddingTypes`), answering `e
 else, as Bedrock does. boto3 reaches it through AWS_ENDPOINT_URL_BEDROCK_RUNTIME, so the
 code under test runs unchanged. Its vectors are hashed words and character trigrams: a
 real model's scores are not the point, the request path and the shapes are. `refuse` makes
-it answer as Bedrock does when throttling or when the account may not use the model, so
-botocore's own retries are what the test exercises."""
+it answer as Bedrock does when throttling or when the account may not use the model, and
+`delay` makes it slow, so the embedder's retries and deadline meet real sockets and
+botocore's real error parsing."""
 
 from __future__ import annotations
 
