@@ -30,6 +30,7 @@ def titan(monkeypatch):
     with TitanLocal() as server:
         for name, value in server.environment(dimensions=256).items():
             monkeypatch.setenv(name, value)
+        monkeypatch.setenv("XMEMO_BEDROCK_DEADLINE_S", "8")  # room for retries on a busy machine; the stall test sets its own
         yield server
 
 

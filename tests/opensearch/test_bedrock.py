@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from xmemo.config import Settings
 from xmemo.embedding import embedder_dimension, make_embedder
-from xmemo.embedding_bedrock import BedrockTitanEmbedder, request_body
+from xmemo.embedding_bedrock import BACKOFF_S, BedrockTitanEmbedder, request_body
 from xmemo.errors import StoreUnavailable
 
 
@@ -70,7 +70,8 @@ def test_throttling_is_retried_within_the_deadline(runtime):
     expect(stub, "x", 1024, [0.5] * 1024)
     slept: list[float] = []
     assert BedrockTitanEmbedder(1024, client=client, sleep=slept.append).embed_query("x").shape == (1024,)
-    assert len(slept) == 2 and slept[0] < slept[1]  # backing off
+    assert len(slept) == 2  # backing off, jittered around 0.1 s, then 0.2 s
+    assert all(BACKOFF_S * 2**i * 0.5 <= pause <= BACKOFF_S * 2**i * 1.5 for i, pause in enumerate(slept))
     stub.assert_no_pending_responses()
 
 
