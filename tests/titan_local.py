@@ -2,12 +2,12 @@
 (no AWS account here): `POST /model/{modelId}/invoke` with the documented body (`inputText`,
 optional `dimensions` 256/512/1024, `normalize`, `embeddingTypes`), answering `embedding`,
 `inputTextTokenCount` and `embeddingsByType`, and a 400 `ValidationException` for anything
-else, as Bedrock does. boto3 reaches it through AWS_ENDPOINT_URL_BEDROCK_RUNTIME, so the
-code under test runs unchanged. Its vectors are hashed words and character trigrams: a
-real model's scores are not the point, the request path and the shapes are. `refuse` makes
-it answer as Bedrock does when throttling or when the account may not use the model, and
-`delay` makes it slow, so the embedder's retries and deadline meet real sockets and
-botocore's real error parsing."""
+else, a text over 8,192 tokens too (`token_count`), as Bedrock does. boto3 reaches it
+through AWS_ENDPOINT_URL_BEDROCK_RUNTIME, so the code under test runs unchanged. Its vectors
+are hashed words and character trigrams: a real model's scores are not the point, the
+request path and the shapes are. `refuse` makes it answer as Bedrock does when throttling or
+when the account may not use the model, and `delay` makes it slow, so the embedder's retries
+and deadline meet real sockets and botocore's real error parsing."""
 
 from __future__ import annotations
 
@@ -27,6 +27,16 @@ SIZES = (256, 512, 1024)
 KEYS = {"inputText", "dimensions", "normalize", "embeddingTypes"}
 _INVOKE = re.compile(r"^/model/(?P<model>[^/]+)/invoke$")
 _WORD = re.compile(r"\w+")
+MAX_TOKENS = 8192
+
+
+def token_count(text: str) -> int:
+    """An approximation of Titan's count (its tokenizer does not ship): a token per word of
+    ASCII text, per character of a dense script, and three per character outside the
+    Basic Multilingual Plane (emoji), so 8,000 characters of CJK or emoji pass 8,192, as
+    reported against the real model."""
+    ascii_words = len(_WORD.findall("".join(c if ord(c) < 128 else " " for c in text)))
+    return ascii_words + sum(1 if ord(c) <= 0xFFFF else 3 for c in text if ord(c) >= 128)
 
 
 def hashed_vector(text: str, dimensions: int, normalize: bool = True) -> list[float]:
@@ -93,10 +103,13 @@ class TitanLocal:
         dimensions, normalize = body.get("dimensions", 1024), body.get("normalize", True)
         if dimensions not in SIZES or not isinstance(normalize, bool) or len(body["inputText"]) > 50_000:
             return 400, {"message": "Malformed input request: dimensions, normalize or inputText out of range"}
+        tokens = token_count(body["inputText"])
+        if tokens > MAX_TOKENS:  # the message Bedrock gives, as reported (aws-samples/amazon-bedrock-workshop#136)
+            return 400, {"message": f"400 Bad Request: Too many input tokens. Max input tokens: {MAX_TOKENS}, request input token count: {tokens}"}
         with self._lock:
             self.requests.append(body)
         vector = hashed_vector(body["inputText"], dimensions, normalize)
-        return 200, {"embedding": vector, "inputTextTokenCount": len(_WORD.findall(body["inputText"])), "embeddingsByType": {"float": vector}}
+        return 200, {"embedding": vector, "inputTextTokenCount": tokens, "embeddingsByType": {"float": vector}}
 
     def __enter__(self) -> "TitanLocal":
         titan = self

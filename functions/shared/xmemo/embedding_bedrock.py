@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Sequence
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 MAX_INPUT_CHARS = 50_000  # Titan v2 accepts up to 50,000 characters (8,192 tokens)
+# Titan's refusal of a text over 8,192 tokens, e.g. "400 Bad Request: Too many input tokens.
+# Max input tokens: 8192, request input token count: 9875": a memory of 8,000 characters in a
+# dense script (CJK, emoji) can pass the limit, and no tokenizer of Titan's ships to count first.
+TOO_MANY_TOKENS = "too many input tokens"
+_COUNTS = re.compile(r"max input tokens\D*(\d+)\D+?count\D*(\d+)", re.IGNORECASE)
 RETRYABLE = {"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "ModelTimeoutException"}
 CONNECT_TIMEOUT_S = 1.0  # at most; Bedrock's endpoint is in the function's region
 BACKOFF_S = 0.1
@@ -37,6 +43,20 @@ def request_body(text: str, dimensions: int) -> dict[str, Any]:
     if dimensions not in DIMENSIONS:
         raise ValueError(f"Titan v2 dimensions must be one of {DIMENSIONS}")
     return {"inputText": text[:MAX_INPUT_CHARS], "dimensions": dimensions, "normalize": True}
+
+
+def shortened(text: str, message: str) -> str | None:
+    """The part of `text` that should fit, when `message` is Titan's refusal of too many
+    input tokens (None otherwise): cut in proportion to the counts it names, with a margin,
+    else halved. The vector then stands for the memory's first part; the lexical index
+    keeps the whole text."""
+    if TOO_MANY_TOKENS not in message.lower() or len(text) < 2:
+        return None
+    keep = len(text) // 2
+    counts = _COUNTS.search(message)
+    if counts and 0 < int(counts[1]) < int(counts[2]):
+        keep = int(len(text) * int(counts[1]) / int(counts[2]) * 0.9)
+    return text[: max(1, min(keep, len(text) - 1))]
 
 
 def parse_response(payload: bytes | str, dimensions: int) -> np.ndarray:
@@ -86,15 +106,20 @@ class BedrockTitanEmbedder:
         from botocore.exceptions import ClientError, HTTPClientError
         from botocore.exceptions import ConnectionError as BotoConnectionError
 
-        body = json.dumps(request_body(text, self.dimension))
         end = time.monotonic() + self._deadline_s
         attempt = 0
         while True:
             try:
+                body = json.dumps(request_body(text, self.dimension))
                 response = self._get().invoke_model(modelId=self.model_id, body=body, contentType="application/json", accept="application/json")
                 return parse_response(response["body"].read(), self.dimension)
             except ClientError as exc:
                 reason = exc.response.get("Error", {}).get("Code", "")
+                shorter = shortened(text, exc.response.get("Error", {}).get("Message", "")) if reason == "ValidationException" else None
+                if shorter is not None and time.monotonic() + self._attempt_s <= end:
+                    log.warning("bedrock: a text over Titan's token limit is embedded by its first %d of %d characters", len(shorter), len(text))
+                    text = shorter
+                    continue
                 if reason not in RETRYABLE:
                     raise
             except (BotoConnectionError, HTTPClientError) as exc:  # refused, reset, connect or read timeout
