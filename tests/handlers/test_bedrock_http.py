@@ -58,8 +58,9 @@ def test_remember_and_recall_embed_through_titan(services, titan, invoke_with):
     assert all(r["dimensions"] == 256 for r in titan.requests)
 
 
-def test_a_short_throttle_is_ridden_out(services, titan, invoke_with):
-    titan.refuse(429, "ThrottlingException", times=2)
+@pytest.mark.parametrize("status, error_type", [(429, "ThrottlingException"), (500, "InternalServerException"), (503, "ServiceUnavailableException")])
+def test_a_short_throttle_or_server_fault_is_ridden_out(services, titan, invoke_with, status, error_type):
+    titan.refuse(status, error_type, times=2)
     status, body, _ = invoke_with(services, _event("remember/valid.json"))
     assert status == 201, body
     assert titan.attempts == 3 and services.store.count() == 1  # two refused, the third answered
