@@ -33,8 +33,8 @@ MAX_INPUT_CHARS = 50_000  # Titan v2 accepts up to 50,000 characters (8,192 toke
 # dense script (CJK, emoji) can pass the limit, and no tokenizer of Titan's ships to count first.
 TOO_MANY_TOKENS = "too many input tokens"
 _COUNTS = re.compile(r"max input tokens\D*(\d+)\D+?count\D*(\d+)", re.IGNORECASE)
-# what botocore's standard mode would retry (429 and 5xx but 501, as `InternalServerException`
-# "retry your request"), and Bedrock's transient codes whatever their status
+# retried: the statuses botocore's standard mode retries (Bedrock's InternalServerException, a
+# 500, says "retry your request"), and Bedrock's transient codes whatever their status
 RETRYABLE = {"ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException", "ModelTimeoutException"}
 RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 CONNECT_TIMEOUT_S = 1.0  # at most; Bedrock's endpoint is in the function's region
