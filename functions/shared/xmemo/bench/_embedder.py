@@ -34,9 +34,8 @@ def chosen(args: argparse.Namespace) -> tuple[Settings, Any]:
         try:
             embedder.embed_passages(["xmemo bench: first text"])
         except Exception as exc:  # noqa: BLE001 (any failure ends the run, named)
-            cause = exc.__context__ if isinstance(exc, StoreUnavailable) and exc.__context__ else exc
             raise StoreUnavailable(
-                f"{embedder_identity(settings.embedder, settings)} did not answer a first text ({type(cause).__name__}: {cause}); "
+                f"{embedder_identity(settings.embedder, settings)} did not answer a first text ({type(exc).__name__}: {exc}); "
                 "the bench needs AWS credentials allowed bedrock:InvokeModel on that model, and a region "
                 "(AWS_DEFAULT_REGION or XMEMO_BEDROCK_REGION) where the account has access to it"
             ) from None
