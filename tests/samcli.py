@@ -29,6 +29,14 @@ def template_architecture() -> str:
 
 
 def sam_env() -> dict[str, str]:
+    """A copy of the environment the SAM CLI runs in. It is read from `os.environ` once, from
+    the main thread: tests/sam_local's worker threads must not iterate `os.environ` while
+    pytest rewrites PYTEST_CURRENT_TEST in it (a KeyError mid-iteration)."""
+    return dict(_sam_env())
+
+
+@functools.cache
+def _sam_env() -> dict[str, str]:
     env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"}
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         env.pop(name, None)

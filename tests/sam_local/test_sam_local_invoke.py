@@ -18,6 +18,7 @@ from typing import Callable
 
 import boto3
 import pytest
+from botocore.config import Config
 
 from tests.event_checks import (
     CLIENT_TEAMS,
@@ -50,6 +51,9 @@ BASE = "https://api.example.com"  # PublicBaseUrl of the configured OAuth runs
 TEAMS_PREFIX = "/xmemo/local/client-teams"
 # Loading the model and encoding under qemu outlasted 300 s on the loaded machine: Lambda's maximum.
 EMBEDDER_TIMEOUT_S = 900
+# moto is local: no proxy lookup, which iterates `os.environ` (in a worker thread, while
+# pytest rewrites PYTEST_CURRENT_TEST in it: a KeyError mid-iteration)
+LOCAL = Config(proxies={})
 
 
 def rest_cases() -> list[tuple[str, str, str]]:
@@ -111,7 +115,7 @@ def oauth_case(name: str) -> Callable[[Sam], None]:
     DynamoDB: the metadata, and a token request whose code was never issued."""
     def run(sam: Sam) -> None:
         dynamodb = boto3.client("dynamodb", endpoint_url=sam.moto_url, region_name="us-east-1",
-                                aws_access_key_id="test", aws_secret_access_key="test")
+                                aws_access_key_id="test", aws_secret_access_key="test", config=LOCAL)
         try:  # both OAuth cases may run at once (two workers): the second finds the table made
             create_table(dynamodb, "OAuthStateTable")  # the name SAM CLI gives `!Ref OAuthStateTable`
         except dynamodb.exceptions.ResourceInUseException:
@@ -134,7 +138,8 @@ CASES["OAuthFunction:oauth/token_bad_code.json"] = oauth_case("token_bad_code")
 def pre_token_case(name: str) -> Callable[[Sam], None]:
     """The Cognito trigger, its client teams in moto's SSM Parameter Store."""
     def run(sam: Sam) -> None:
-        ssm = boto3.client("ssm", endpoint_url=sam.moto_url, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test")
+        ssm = boto3.client("ssm", endpoint_url=sam.moto_url, region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test",
+                           config=LOCAL)
         client_id = load_event("pre_token/client_credentials.json")["callerContext"]["clientId"]
         ssm.put_parameter(Name=f"{TEAMS_PREFIX}/{client_id}", Value=CLIENT_TEAMS, Type="StringList", Overwrite=True)
         answer = sam.invoke("PreTokenFunction", load_event(f"pre_token/{name}.json"),
