@@ -92,10 +92,8 @@ def lexical_trusted(top_lift: float | None, every_term_matched: bool, floor: flo
 def holds_every_term(query: str, content: str) -> bool:
     """Whether `content` holds every tolerant term of `query` (English stems, stop words
     aside), so an inflected word ("sunsetting", "deployments") counts as held."""
-    from .. import text
-
-    terms = set(text.query_terms(query, strict=False))
-    return bool(terms) and terms <= set(text.stems(content))
+    terms = set(_text.query_terms(query, strict=False))
+    return bool(terms) and terms <= set(_text.stems(content))
 
 
 def semantic_floor_for(
@@ -153,15 +151,13 @@ def names(query: str) -> list[str]:
     The first word is left out (any word may start a sentence with a capital); so is a
     word in capitals throughout of two letters or fewer ("I", "OK"). A query whose capitals
     mark no names (`capitals_name_nothing`) has none."""
-    from .. import text
-
     if capitals_name_nothing(query):
         return []
     found: list[str] = []
     for word in _NAME.findall(query)[1:]:
         word = re.sub(r"['’]s$", "", word)
-        folded = text.fold(word)
-        if not word[0].isupper() or (word.isupper() and len(word) <= PROFILE.constants.name_short_capitals) or text.is_stop_word(folded) or folded in CALENDAR:
+        folded = _text.fold(word)
+        if not word[0].isupper() or (word.isupper() and len(word) <= PROFILE.constants.name_short_capitals) or _text.is_stop_word(folded) or folded in CALENDAR:
             continue
         if word not in found:
             found.append(word)
@@ -205,12 +201,10 @@ def abbreviates(query: str, content: str, shortest: int = PROFILE.constants.abbr
     Initialisms ("PDB") are `spelled`, apart.
     Shorter whole words are left out: in a language without a stop list here they are
     mostly function words ("avec", "von")."""
-    from .. import text
-
-    asked = {w for w in text.query_terms(query, strict=True) if len(w) >= shortest and not text.is_stop_word(w)}
+    asked = {w for w in _text.query_terms(query, strict=True) if len(w) >= shortest and not _text.is_stop_word(w)}
     if not asked:
         return False
-    held = set(text.words(content))
+    held = set(_text.words(content))
     return any(_starts_or_holds(w, h) for w in asked for h in held)
 
 
@@ -237,16 +231,14 @@ def initialisms(query: str) -> list[str]:
     the query has no lower-case letter and more than one word in capitals (a query typed
     in capitals is not a list of initialisms); random letter strings come lower-case and
     so are never taken for one."""
-    from .. import text
-
     words = _LETTERS.findall(query)
     if not any(c.islower() for c in query) and sum(w.isupper() for w in words) > 1:
         return []
     found: list[str] = []
     for word in words:
         bare = word[:-1] if word.endswith("s") and word[:-1].isupper() else word
-        folded = text.fold(bare)
-        if bare.isupper() and INITIALISM_SHORTEST <= len(bare) <= INITIALISM_LONGEST and not text.is_stop_word(folded) and folded not in found:
+        folded = _text.fold(bare)
+        if bare.isupper() and INITIALISM_SHORTEST <= len(bare) <= INITIALISM_LONGEST and not _text.is_stop_word(folded) and folded not in found:
             found.append(folded)
     return found
 
@@ -259,15 +251,13 @@ def spelled(initialism: str, content: str) -> str | None:
     not stop words ("base de données" for "bdd"). Otherwise three-letter initialisms turn
     up by chance in ordinary prose ("post it in", "over 50k rows", "click rate; marketing";
     `python -m research.initialisms` counts them)."""
-    from .. import text
-
     for phrase in _PHRASE_BREAK.split(content):
         words = phrase.split()
-        heads = "".join(text.fold(w)[0] if _WORD.fullmatch(w) else "\0" for w in words)
+        heads = "".join(_text.fold(w)[0] if _WORD.fullmatch(w) else "\0" for w in words)
         at = heads.find(initialism)
         while at >= 0:
             chosen = words[at : at + len(initialism)]
-            if not text.is_stop_word(text.fold(chosen[0])) and not text.is_stop_word(text.fold(chosen[-1])):
+            if not _text.is_stop_word(_text.fold(chosen[0])) and not _text.is_stop_word(_text.fold(chosen[-1])):
                 return " ".join(chosen)
             at = heads.find(initialism, at + 1)
     return None
