@@ -8,8 +8,8 @@ gates switched off shows what abstention costs. `--languages` takes others than 
 the gates were fitted on (`_agent_memories.UNFITTED`), and `--monolingual` gives each store
 one language, as a new user's store usually has. `--locomo FILE` builds the stores of a
 LoCoMo-format file's turns instead (`_locomo_stores`: text and questions nobody here wrote),
-asking each its own conversation's questions and the other conversations'. SQLite store,
-local embedder."""
+asking each its own conversation's questions and the other conversations'. SQLite store;
+the embedder `--embedder` chooses (default XMEMO_EMBEDDER)."""
 
 from __future__ import annotations
 
